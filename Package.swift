@@ -1,0 +1,40 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "Keygate",
+    products: [
+        .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
+        .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
+        .executable(name: "keygate", targets: ["keygate"]),
+    ],
+    targets: [
+        // Pure Swift: flags, protection classes, constraint tree, context, evaluator, input files.
+        .target(
+            name: "KeygatePolicy",
+            swiftSettings: [
+                .strictMemorySafety(),
+                .treatWarning("StrictMemorySafety", as: .error),
+            ]
+        ),
+        // Test support shipped to users: decision corpus runner, fixtures.
+        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy"]),
+        // The command-line tool.
+        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy"]),
+
+        .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
+        .testTarget(name: "keygateTests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// One place sets the language bar for every Swift target, tests included.
+for target in package.targets where target.type != .system {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .treatAllWarnings(as: .error),
+        ]
+}

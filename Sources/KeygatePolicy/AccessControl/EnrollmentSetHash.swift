@@ -1,0 +1,100 @@
+/// An opaque 32-byte hash of the set of enrolled biometric templates, like Apple's
+/// `LADomainStateBiometry.stateHash` (spec §3).
+///
+/// It changes whenever a template is added or removed. A `biometryCurrentSet` item stores
+/// the hash current when it was added and is invalid once the hashes differ. "Nothing
+/// enrolled" is represented by the absence of a hash (`nil`), never by a hash value.
+/// Stored inline (four words), so copying one never allocates.
+public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
+    private let w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+
+    /// Wraps exactly 32 bytes; returns nil for any other length.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 32 else { return nil }
+        var words: [UInt64] = [0, 0, 0, 0]
+        for (i, byte) in bytes.enumerated() { words[i / 8] = words[i / 8] << 8 | UInt64(byte) }
+        (w0, w1, w2, w3) = (words[0], words[1], words[2], words[3])
+    }
+
+    /// Parses 64 hexadecimal digits; returns nil for anything else.
+    public init?(hex: some StringProtocol) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: 64, by: 2) {
+            guard let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes: bytes)
+    }
+
+    /// The hash of a set of template identifiers, or nil when the set is empty (nothing enrolled).
+    ///
+    /// Order and duplicates do not matter. Each identifier is length-prefixed under a
+    /// versioned domain tag, so no two different sets share a hash by concatenation.
+    /// - Parameter salt: an optional per-application salt, so different apps see different
+    ///   hashes for the same enrollment (as Apple's per-app state hash does).
+    public init?(templateIDs: some Sequence<String>, salt: String = "") {
+        let sorted = Set(templateIDs).sorted()
+        guard !sorted.isEmpty else { return nil }
+        var message = Array("keygate.enrollment-set.v1\u{0}".utf8)
+        for part in [salt] + sorted {
+            let utf8 = Array(part.utf8)
+            let count = UInt32(truncatingIfNeeded: utf8.count)
+            for shift in stride(from: 24, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: count >> shift)) }
+            message += utf8
+        }
+        self.init(bytes: SHA256.hash(message))!
+    }
+
+    /// The 32 bytes, most significant first.
+    public var bytes: [UInt8] {
+        [w0, w1, w2, w3].flatMap { word in
+            stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: word >> UInt64($0)) }
+        }
+    }
+
+    /// The 64 lowercase hexadecimal digits.
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The first eight hex digits followed by an ellipsis, for messages.
+    public var shortHex: String { String(hex.prefix(8)) + "…" }
+
+    /// The hexadecimal form.
+    public var description: String { hex }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension EnrollmentSetHash: Codable {
+    /// Decodes the hexadecimal form.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let hash = EnrollmentSetHash(hex: text) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "expected 64 hexadecimal digits"))
+        }
+        self = hash
+    }
+
+    /// Encodes the hexadecimal form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+}

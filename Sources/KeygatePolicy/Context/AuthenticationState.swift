@@ -1,0 +1,176 @@
+/// Everything the evaluator knows about the device and the user's proofs at one moment.
+///
+/// A value: copying it never allocates. ``AuthenticationContext`` holds the live one.
+public struct AuthenticationState: Hashable, Sendable {
+    /// Lock and passcode state.
+    public var device: DeviceState
+    /// Biometric hardware and enrollment.
+    public var biometry: BiometryState
+    /// Whether a paired companion device is reachable (never, on a plain Linux host).
+    public var isCompanionAvailable: Bool
+    /// The latest proof of each factor made in this context.
+    public var proofs: Proofs
+    /// How many seconds a proof may be reused for, 0 to 300 (Apple's maximum).
+    public private(set) var reuseSeconds: Int
+    /// Whether prompting is allowed.
+    public var interaction: InteractionPolicy
+    /// True once ``AuthenticationContext/invalidate()`` was called: no proof counts any more.
+    public var isInvalidated: Bool
+
+    /// The longest reuse window Apple supports (`LATouchIDAuthenticationMaximumAllowableReuseDuration`).
+    public static let maximumReuseSeconds = 300
+
+    /// A state; every parameter has the default of the `keygate evaluate` context file:
+    /// unlocked, unlocked since boot, passcode set, no biometry, no proofs, no reuse, interaction allowed.
+    public init(
+        device: DeviceState = DeviceState(), biometry: BiometryState = BiometryState(),
+        isCompanionAvailable: Bool = false, proofs: Proofs = Proofs(), reuseSeconds: Int = 0,
+        interaction: InteractionPolicy = .allow, isInvalidated: Bool = false
+    ) {
+        self.device = device
+        self.biometry = biometry
+        self.isCompanionAvailable = isCompanionAvailable
+        self.proofs = proofs
+        self.reuseSeconds = 0
+        self.interaction = interaction
+        self.isInvalidated = isInvalidated
+        setReuseSeconds(reuseSeconds)
+    }
+
+    /// Sets the reuse window, clamped to 0…300 seconds as Apple clamps it.
+    public mutating func setReuseSeconds(_ seconds: Int) {
+        reuseSeconds = min(max(seconds, 0), Self.maximumReuseSeconds)
+    }
+}
+
+/// Lock and passcode state of the device.
+public struct DeviceState: Hashable, Sendable {
+    /// The screen is locked: `whenUnlocked` classes are unavailable.
+    public var isLocked: Bool
+    /// The device has been unlocked once since boot: `afterFirstUnlock` classes are available.
+    public var hasBeenUnlockedSinceBoot: Bool
+    /// A passcode (account password) is set: the passcode factor and `whenPasscodeSet` items work.
+    public var isPasscodeSet: Bool
+
+    /// A device state; the default is unlocked, unlocked since boot, passcode set.
+    public init(isLocked: Bool = false, hasBeenUnlockedSinceBoot: Bool = true, isPasscodeSet: Bool = true) {
+        self.isLocked = isLocked
+        self.hasBeenUnlockedSinceBoot = hasBeenUnlockedSinceBoot
+        self.isPasscodeSet = isPasscodeSet
+    }
+}
+
+/// Biometric hardware, enrollment and lockout.
+public struct BiometryState: Hashable, Sendable {
+    /// A biometric sensor is present and usable.
+    public var isAvailable: Bool
+    /// The hash of the enrolled set; nil when nothing is enrolled.
+    public var enrollment: EnrollmentSetHash?
+    /// Consecutive failed matches since the last success.
+    public var failedAttempts: Int
+    /// Biometry is locked out until the passcode is proved.
+    public var isLockedOut: Bool
+
+    /// Failed matches in a row that lock biometry out (Apple documents 5, spec §4.3).
+    public static let lockoutThreshold = 5
+
+    /// A biometry state; the default is no sensor.
+    public init(
+        isAvailable: Bool = false, enrollment: EnrollmentSetHash? = nil, failedAttempts: Int = 0,
+        isLockedOut: Bool = false
+    ) {
+        self.isAvailable = isAvailable
+        self.enrollment = enrollment
+        self.failedAttempts = failedAttempts
+        self.isLockedOut = isLockedOut
+    }
+
+    /// Why biometry cannot be used now, or nil when it can.
+    public var unavailability: Unavailability? {
+        if !isAvailable { return .biometryNotAvailable }
+        if enrollment == nil { return .biometryNotEnrolled }
+        if isLockedOut { return .biometryLockedOut }
+        return nil
+    }
+}
+
+/// A successful proof of one factor.
+public struct Proof: Hashable, Sendable {
+    /// The factor proved.
+    public var factor: Factor
+    /// When it was proved.
+    public var time: Timestamp
+    /// For biometry, the enrollment set current when it was proved.
+    public var enrollment: EnrollmentSetHash?
+
+    /// A proof of `factor` at `time`, under `enrollment` for biometry.
+    public init(factor: Factor, time: Timestamp, enrollment: EnrollmentSetHash? = nil) {
+        self.factor = factor
+        self.time = time
+        self.enrollment = enrollment
+    }
+}
+
+/// The latest proof of each factor; one inline slot per factor.
+public struct Proofs: Hashable, Sendable {
+    private var passcode: Proof?
+    private var biometry: Proof?
+    private var companion: Proof?
+    private var applicationPassword: Proof?
+
+    /// No proofs.
+    public init() {}
+
+    /// The latest proof of `factor`, or nil.
+    public subscript(factor: Factor) -> Proof? {
+        get {
+            switch factor {
+            case .passcode: passcode
+            case .biometry: biometry
+            case .companion: companion
+            case .applicationPassword: applicationPassword
+            }
+        }
+        set {
+            switch factor {
+            case .passcode: passcode = newValue
+            case .biometry: biometry = newValue
+            case .companion: companion = newValue
+            case .applicationPassword: applicationPassword = newValue
+            }
+        }
+    }
+
+    /// Records `proof` as the latest of its factor.
+    public mutating func record(_ proof: Proof) { self[proof.factor] = proof }
+
+    /// Every recorded proof.
+    public var all: [Proof] { Factor.allCases.compactMap { self[$0] } }
+}
+
+/// Whether the evaluator may ask for authentication (`LAContext.interactionNotAllowed`,
+/// `kSecUseAuthenticationUI`).
+public enum InteractionPolicy: String, CaseIterable, Hashable, Sendable, Codable {
+    /// Prompting is allowed (the default).
+    case allow
+    /// An item that needs a prompt fails with `errSecInteractionNotAllowed`.
+    case fail
+    /// An item that needs a prompt is left out of a match-all result (copy only).
+    case skip
+}
+
+/// Why a factor cannot be used.
+public enum Unavailability: String, Hashable, Sendable, Codable {
+    /// No biometric sensor (`LAError.biometryNotAvailable`).
+    case biometryNotAvailable
+    /// Nothing enrolled (`LAError.biometryNotEnrolled`).
+    case biometryNotEnrolled
+    /// Too many failed matches (`LAError.biometryLockout`).
+    case biometryLockedOut
+    /// The biometry set changed since the item was added.
+    case enrollmentChanged
+    /// No passcode is set (`LAError.passcodeNotSet`).
+    case passcodeNotSet
+    /// No companion device (`LAError.companionNotAvailable`).
+    case companionNotAvailable
+}

@@ -1,0 +1,307 @@
+/// Decides whether an operation on an item may go ahead: the heart of Keygate.
+///
+/// `evaluate` never throws and never allocates: every failure it can meet is a denial, and
+/// its reasons are inline values rendered to text only on demand. It applies spec §2, §3,
+/// §4.5 and §6.1:
+///
+/// - delete needs no authentication (`odel(true)`);
+/// - add checks the class (deprecated `always` classes and `privateKeyUsage` are
+///   `errSecParam`; `whenPasscodeSet` without a passcode is `errSecNotAvailable`; locked is
+///   `errSecInteractionNotAllowed`) and binds `biometryCurrentSet` to the enrolled set
+///   (no biometry, or nothing enrolled, is `errSecAuthFailed`);
+/// - read and update: a `whenPasscodeSet` item after the passcode is removed, and a
+///   `biometryCurrentSet` item whose bound set changed, are `errSecItemNotFound` (the item is
+///   invalidated); an unavailable class key is `errSecInteractionNotAllowed`; then the
+///   constraint tree is matched against the context's fresh proofs. When it is not yet
+///   satisfied, the decision is `authenticate` with exactly the factor combinations that
+///   would satisfy it, or `errSecInteractionNotAllowed` when prompting is not allowed, or
+///   `errSecAuthFailed` when no combination is possible (biometry locked out, not enrolled
+///   or absent for a biometry-only tree; `userPresence` falls back to the passcode).
+///
+/// A proof is fresh when its age in whole seconds is at most the reuse window (as in the
+/// `keygate evaluate` context file, where `secondsAgo ≤ reuseSeconds`): so a proof made for
+/// this very request counts even with no reuse window, and one from the future never does.
+public struct Evaluator: Sendable {
+    /// Choices the spec leaves open.
+    public struct Options: Hashable, Sendable {
+        /// The status for a `biometryCurrentSet` item after an enrollment change. Apple's
+        /// result is unconfirmed (spec §3); third-party reports say `errSecItemNotFound`,
+        /// the default. `errSecAuthFailed` keeps the item instead of invalidating it.
+        public var enrollmentChangeStatus: KeygateStatus
+
+        /// The recommended choices.
+        public init(enrollmentChangeStatus: KeygateStatus = .itemNotFound) {
+            self.enrollmentChangeStatus = enrollmentChangeStatus
+        }
+    }
+
+    /// The options in force.
+    public let options: Options
+
+    /// An evaluator with `options`.
+    public init(options: Options = Options()) {
+        self.options = options
+    }
+
+    /// Decides `operation` on an item protected by `control`, against the live `context`.
+    public func evaluate(_ control: AccessControl, operation: Operation, context: AuthenticationContext) -> Decision {
+        evaluate(control, operation: operation, state: context.state, now: context.clock.now())
+    }
+
+    /// Decides `operation` on an item protected by `control`, against `state` at time `now`.
+    public func evaluate(
+        _ control: AccessControl, operation: Operation, state: AuthenticationState, now: Timestamp
+    ) -> Decision {
+        var reasons = DecisionReasons()
+        switch operation {
+        case .delete:
+            reasons.append(.operationNeedsNoAuthentication(.delete))
+            return Decision(.allow, reasons: reasons)
+        case .add:
+            return evaluateAdd(control, state: state, reasons: &reasons)
+        case .read, .update:
+            return evaluateAccess(control, operation: operation, state: state, now: now, reasons: &reasons)
+        }
+    }
+
+    // MARK: - Add
+
+    private func evaluateAdd(
+        _ control: AccessControl, state: AuthenticationState, reasons: inout DecisionReasons
+    ) -> Decision {
+        let protection = control.protection
+        if protection.isDeprecated {
+            reasons.append(.deprecatedClass(protection))
+            return Decision(.deny(.param), reasons: reasons)
+        }
+        if control.constraint(for: .add) == nil {
+            reasons.append(.privateKeyUsage)
+            return Decision(.deny(.param), reasons: reasons)
+        }
+        if protection.availability == .whenUnlockedWithPasscode, !state.device.isPasscodeSet {
+            reasons.append(.classUnavailable(protection, .passcodeNotSet))
+            return Decision(.deny(.notAvailable), reasons: reasons)
+        }
+        if let denial = classCheck(protection, state: state, reasons: &reasons) { return denial }
+
+        var binding: EnrollmentSetHash?
+        let leaves = control.constraint.leaves
+        if !leaves.isDisjoint(with: [.biometryAny, .biometryCurrentSet]) {
+            if !state.biometry.isAvailable {
+                reasons.append(.factorUnavailable(.biometry, .biometryNotAvailable))
+                return Decision(.deny(.authFailed), reasons: reasons)
+            }
+            guard let enrollment = state.biometry.enrollment else {
+                reasons.append(.factorUnavailable(.biometry, .biometryNotEnrolled))
+                return Decision(.deny(.authFailed), reasons: reasons)
+            }
+            if control.needsBinding {
+                binding = enrollment
+                reasons.append(.boundToEnrollment)
+            }
+        }
+        reasons.append(.operationNeedsNoAuthentication(.add))
+        return Decision(.allow, reasons: reasons, bindingEnrollment: binding)
+    }
+
+    // MARK: - Read and update
+
+    private func evaluateAccess(
+        _ control: AccessControl, operation: Operation, state: AuthenticationState, now: Timestamp,
+        reasons: inout DecisionReasons
+    ) -> Decision {
+        guard let constraint = control.constraint(for: operation) else {
+            reasons.append(.privateKeyUsage)
+            return Decision(.deny(.authFailed), reasons: reasons)
+        }
+        let protection = control.protection
+        if protection.availability == .whenUnlockedWithPasscode, !state.device.isPasscodeSet {
+            reasons.append(.passcodeRemoved)
+            return Decision(.deny(.itemNotFound), reasons: reasons)
+        }
+        if let denial = classCheck(protection, state: state, reasons: &reasons) { return denial }
+
+        // A bound current-set leaf whose set changed: required → the item is invalidated;
+        // one alternative among others → that alternative is simply unusable.
+        var currentSetUsable = true
+        if constraint.leaves.contains(.biometryCurrentSet) {
+            guard let bound = constraint.boundEnrollment else {
+                reasons.append(.notBound)
+                return Decision(.deny(.param), reasons: reasons)
+            }
+            if bound != state.biometry.enrollment {
+                if constraint.threshold == constraint.leaves.count {
+                    reasons.append(.enrollmentChanged)
+                    return Decision(.deny(options.enrollmentChangeStatus), reasons: reasons)
+                }
+                currentSetUsable = false
+            }
+        }
+
+        switch constraint.kind {
+        case .deny:
+            reasons.append(.thresholdUnreachable(possible: 0, required: 1))
+            return Decision(.deny(.authFailed), reasons: reasons)
+        case .allow where !control.requiresApplicationPassword:
+            reasons.append(.noConstraint)
+            return Decision(.allow, reasons: reasons)
+        case .allow, .leaves:
+            break
+        }
+
+        var matcher = LeafMatcher(state: state, now: now, bound: constraint.boundEnrollment)
+        var satisfied = 0
+        var candidates = Constraint.LeafSet()
+        var bit: UInt8 = 1
+        while bit != 0 && bit <= Constraint.LeafSet.companion.rawValue {
+            let leaf = Constraint.LeafSet(rawValue: bit)
+            bit <<= 1
+            guard constraint.leaves.contains(leaf) else { continue }
+            switch matcher.match(leaf, usable: leaf != .biometryCurrentSet || currentSetUsable, reasons: &reasons) {
+            case .satisfied: satisfied += 1
+            case .promptable: candidates.insert(leaf)
+            case .impossible: break
+            }
+        }
+        let required = constraint.kind == .leaves ? constraint.threshold : 0
+        let needed = max(required - satisfied, 0)
+        var passwordNeeded = false
+        if control.requiresApplicationPassword {
+            passwordNeeded = matcher.match(applicationPasswordIn: &reasons) != .satisfied
+        }
+        if needed == 0 && !passwordNeeded {
+            if required > 0 { reasons.append(.thresholdMet(satisfied: satisfied, required: required)) }
+            return Decision(.allow, reasons: reasons)
+        }
+        if needed > candidates.count {
+            reasons.append(.thresholdUnreachable(possible: satisfied + candidates.count, required: required))
+            return Decision(.deny(.authFailed), reasons: reasons)
+        }
+        if state.isInvalidated {
+            reasons.append(.contextInvalidated)
+            return Decision(.deny(.authFailed), reasons: reasons)
+        }
+        if state.interaction != .allow {
+            reasons.append(.interactionNotAllowed(state.interaction))
+            return Decision(.deny(.interactionNotAllowed), reasons: reasons)
+        }
+        let requirement = Self.requirement(
+            choosing: needed, from: candidates, state: state, plus: passwordNeeded ? .applicationPassword : [])
+        return Decision(.authenticate(requirement), reasons: reasons)
+    }
+
+    /// Denies when the protection class's key is unavailable; records the check either way.
+    private func classCheck(
+        _ protection: ProtectionClass, state: AuthenticationState, reasons: inout DecisionReasons
+    ) -> Decision? {
+        let why: DecisionReason.ClassUnavailability? =
+            switch protection.availability {
+            case .whenUnlockedWithPasscode, .whenUnlocked: state.device.isLocked ? .deviceLocked : nil
+            case .afterFirstUnlock: state.device.hasBeenUnlockedSinceBoot ? nil : .notUnlockedSinceBoot
+            case .always: nil
+            }
+        if let why {
+            reasons.append(.classUnavailable(protection, why))
+            return Decision(.deny(.interactionNotAllowed), reasons: reasons)
+        }
+        reasons.append(.classAvailable(protection))
+        return nil
+    }
+
+    /// Every way to prove `needed` more of `candidates`, each with `extra` added.
+    private static func requirement(
+        choosing needed: Int, from candidates: Constraint.LeafSet, state: AuthenticationState, plus extra: FactorSet
+    ) -> Requirement {
+        var requirement = Requirement()
+        if needed == 0 {
+            requirement.append(extra)
+            return requirement
+        }
+        // Enumerate subsets of the candidate leaves of size `needed` (at most 5 bits).
+        var subset: UInt8 = 1
+        while subset < 32 {
+            defer { subset += 1 }
+            guard subset & ~candidates.rawValue == 0, subset.nonzeroBitCount == needed else { continue }
+            var combination = extra
+            var policyLeaf = false
+            for shift in 0..<5 where subset & (1 << shift) != 0 {
+                switch Constraint.LeafSet(rawValue: 1 << shift) {
+                case .passcode: combination.insert(.passcode)
+                case .biometryAny, .biometryCurrentSet: combination.insert(.biometry)
+                case .companion: combination.insert(.companion)
+                default: policyLeaf = true
+                }
+            }
+            if policyLeaf {
+                // userPresence never combines with other leaves: biometry first, passcode as fallback.
+                if state.biometry.unavailability == nil { requirement.append(combination.union(.biometry)) }
+                if state.device.isPasscodeSet { requirement.append(combination.union(.passcode)) }
+            } else {
+                requirement.append(combination)
+            }
+        }
+        return requirement
+    }
+}
+
+/// Matches single leaves against the proofs of a state; records one or two reasons per leaf.
+private struct LeafMatcher {
+    enum Match { case satisfied, promptable, impossible }
+
+    let state: AuthenticationState
+    let now: Timestamp
+    let bound: EnrollmentSetHash?
+
+    mutating func match(_ leaf: Constraint.LeafSet, usable: Bool, reasons: inout DecisionReasons) -> Match {
+        switch leaf {
+        case .passcode:
+            return factor(.passcode, unavailable: passcodeUnavailability, reasons: &reasons)
+        case .biometryAny:
+            return factor(.biometry, unavailable: state.biometry.unavailability, reasons: &reasons)
+        case .biometryCurrentSet:
+            let unavailable = usable ? state.biometry.unavailability : .enrollmentChanged
+            return factor(.biometry, unavailable: unavailable, requireBound: true, reasons: &reasons)
+        case .companion:
+            return factor(
+                .companion, unavailable: state.isCompanionAvailable ? nil : .companionNotAvailable, reasons: &reasons)
+        default:
+            // userPresence: a fresh biometry or passcode proof satisfies it.
+            let biometry = factor(.biometry, unavailable: state.biometry.unavailability, reasons: &reasons)
+            if biometry == .satisfied { return .satisfied }
+            let passcode = factor(.passcode, unavailable: passcodeUnavailability, reasons: &reasons)
+            if passcode == .satisfied { return .satisfied }
+            return biometry == .promptable || passcode == .promptable ? .promptable : .impossible
+        }
+    }
+
+    mutating func match(applicationPasswordIn reasons: inout DecisionReasons) -> Match {
+        factor(.applicationPassword, unavailable: nil, reasons: &reasons)
+    }
+
+    private var passcodeUnavailability: Unavailability? { state.device.isPasscodeSet ? nil : .passcodeNotSet }
+
+    private func factor(
+        _ factor: Factor, unavailable: Unavailability?, requireBound: Bool = false, reasons: inout DecisionReasons
+    ) -> Match {
+        if let proof = state.proofs[factor], !state.isInvalidated {
+            let age = proof.time.nanoseconds(until: now)
+            let seconds = Int(age / 1_000_000_000)
+            if requireBound && proof.enrollment != bound {
+                reasons.append(.proofForOtherEnrollment)
+            } else if age >= 0 && seconds <= state.reuseSeconds {
+                reasons.append(.factorProved(factor, secondsAgo: seconds))
+                return .satisfied
+            } else {
+                reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: state.reuseSeconds))
+            }
+            if let unavailable { reasons.append(.factorUnavailable(factor, unavailable)) }
+            return unavailable == nil ? .promptable : .impossible
+        }
+        if let unavailable {
+            reasons.append(.factorUnavailable(factor, unavailable))
+            return .impossible
+        }
+        reasons.append(.factorMissing(factor))
+        return .promptable
+    }
+}
