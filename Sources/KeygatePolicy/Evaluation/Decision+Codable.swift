@@ -1,0 +1,137 @@
+// JSON forms of decisions and reasons. A reason encodes as
+// `{"code": "factorStale", "factor": "passcode", "secondsAgo": 12, "reuseSeconds": 10}`;
+// a decision as `{"decision": "deny", "status": -25308, "statusName": "errSecInteractionNotAllowed",
+// "requirement": [["biometry"], ["passcode"]], "reasons": [...], "bindingEnrollment": "…"}`.
+
+extension DecisionReason: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case code, operation, protection, why, factor, secondsAgo, reuseSeconds, satisfied, required, possible, policy
+    }
+
+    /// Encodes the code and the payload fields.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(code, forKey: .code)
+        switch self {
+        case .operationNeedsNoAuthentication(let operation): try c.encode(operation, forKey: .operation)
+        case .classAvailable(let protection), .deprecatedClass(let protection):
+            try c.encode(protection, forKey: .protection)
+        case .classUnavailable(let protection, let why):
+            try c.encode(protection, forKey: .protection)
+            try c.encode(why, forKey: .why)
+        case .factorProved(let factor, let seconds):
+            try c.encode(factor, forKey: .factor)
+            try c.encode(seconds, forKey: .secondsAgo)
+        case .factorMissing(let factor): try c.encode(factor, forKey: .factor)
+        case .factorStale(let factor, let seconds, let reuse):
+            try c.encode(factor, forKey: .factor)
+            try c.encode(seconds, forKey: .secondsAgo)
+            try c.encode(reuse, forKey: .reuseSeconds)
+        case .factorUnavailable(let factor, let why):
+            try c.encode(factor, forKey: .factor)
+            try c.encode(why, forKey: .why)
+        case .thresholdMet(let satisfied, let required):
+            try c.encode(satisfied, forKey: .satisfied)
+            try c.encode(required, forKey: .required)
+        case .thresholdUnreachable(let possible, let required):
+            try c.encode(possible, forKey: .possible)
+            try c.encode(required, forKey: .required)
+        case .interactionNotAllowed(let policy): try c.encode(policy, forKey: .policy)
+        case .noConstraint, .privateKeyUsage, .passcodeRemoved, .enrollmentChanged, .notBound, .boundToEnrollment,
+            .proofForOtherEnrollment, .contextInvalidated, .internalFailure:
+            break
+        }
+    }
+
+    /// Decodes a reason from its code and payload fields.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let code = try c.decode(String.self, forKey: .code)
+        switch code {
+        case "noConstraint": self = .noConstraint
+        case "operationNeedsNoAuthentication":
+            self = .operationNeedsNoAuthentication(try c.decode(Operation.self, forKey: .operation))
+        case "classAvailable": self = .classAvailable(try c.decode(ProtectionClass.self, forKey: .protection))
+        case "classUnavailable":
+            self = .classUnavailable(
+                try c.decode(ProtectionClass.self, forKey: .protection),
+                try c.decode(ClassUnavailability.self, forKey: .why))
+        case "deprecatedClass": self = .deprecatedClass(try c.decode(ProtectionClass.self, forKey: .protection))
+        case "privateKeyUsage": self = .privateKeyUsage
+        case "passcodeRemoved": self = .passcodeRemoved
+        case "enrollmentChanged": self = .enrollmentChanged
+        case "notBound": self = .notBound
+        case "boundToEnrollment": self = .boundToEnrollment
+        case "factorProved":
+            self = .factorProved(
+                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int.self, forKey: .secondsAgo))
+        case "factorMissing": self = .factorMissing(try c.decode(Factor.self, forKey: .factor))
+        case "factorStale":
+            self = .factorStale(
+                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int.self, forKey: .secondsAgo),
+                reuseSeconds: try c.decode(Int.self, forKey: .reuseSeconds))
+        case "proofForOtherEnrollment": self = .proofForOtherEnrollment
+        case "factorUnavailable":
+            self = .factorUnavailable(
+                try c.decode(Factor.self, forKey: .factor), try c.decode(Unavailability.self, forKey: .why))
+        case "thresholdMet":
+            self = .thresholdMet(
+                satisfied: try c.decode(Int.self, forKey: .satisfied), required: try c.decode(Int.self, forKey: .required))
+        case "thresholdUnreachable":
+            self = .thresholdUnreachable(
+                possible: try c.decode(Int.self, forKey: .possible), required: try c.decode(Int.self, forKey: .required))
+        case "interactionNotAllowed":
+            self = .interactionNotAllowed(try c.decode(InteractionPolicy.self, forKey: .policy))
+        case "contextInvalidated": self = .contextInvalidated
+        case "internalFailure": self = .internalFailure
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .code, in: c, debugDescription: "unknown reason '\(code)'")
+        }
+    }
+}
+
+extension Decision: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case decision, status, statusName, requirement, reasons, bindingEnrollment
+    }
+
+    /// Encodes the decision, its status or requirement, and its reasons.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind, forKey: .decision)
+        try c.encodeIfPresent(status?.rawValue, forKey: .status)
+        try c.encodeIfPresent(status?.name, forKey: .statusName)
+        try c.encodeIfPresent(requirement, forKey: .requirement)
+        try c.encode(Array(reasons), forKey: .reasons)
+        try c.encodeIfPresent(bindingEnrollment, forKey: .bindingEnrollment)
+    }
+
+    /// Decodes a decision.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try c.decode(String.self, forKey: .decision)
+        let outcome: Outcome
+        switch kind {
+        case "allow": outcome = .allow
+        case "deny": outcome = .deny(KeygateStatus(rawValue: try c.decode(Int32.self, forKey: .status)))
+        case "authenticate": outcome = .authenticate(try c.decode(Requirement.self, forKey: .requirement))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .decision, in: c, debugDescription: "unknown decision '\(kind)'")
+        }
+        self.init(
+            outcome, reasons: DecisionReasons(try c.decode([DecisionReason].self, forKey: .reasons)),
+            bindingEnrollment: try c.decodeIfPresent(EnrollmentSetHash.self, forKey: .bindingEnrollment))
+    }
+
+    /// The one-object report of `keygate evaluate`: decision, status, status name,
+    /// requirement text and reason texts, in that order.
+    package var report: JSONValue {
+        .object([
+            JSONMember("decision", .string(kind)),
+            JSONMember("status", status.map { .number(String($0.rawValue)) } ?? .null),
+            JSONMember("statusName", status?.name.map { .string($0) } ?? .null),
+            JSONMember("requirement", requirement.map { .string($0.description) } ?? .null),
+            JSONMember("reasons", .array(reasons.map { JSONNode(.string($0.description)) })),
+        ])
+    }
+}
