@@ -1,1 +1,3 @@
-print("keygate")
+import Foundation
+
+exit(KeygateCommand.run(Array(CommandLine.arguments.dropFirst())).rawValue)

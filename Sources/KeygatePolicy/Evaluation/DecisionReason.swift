@@ -84,7 +84,8 @@ extension DecisionReason: CustomStringConvertible {
     /// `code: explanation`, for example `classUnavailable: class aku needs an unlocked device; the device is locked`.
     public var description: String { "\(code): \(explanation)" }
 
-    private var explanation: String {
+    /// The explanation alone, without the code.
+    public var explanation: String {
         switch self {
         case .noConstraint:
             return "the access control has no constraint (dacl(true))"

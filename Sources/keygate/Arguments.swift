@@ -1,0 +1,91 @@
+/// The hand-written argument reader of `keygate` (no outside package can be fetched).
+///
+/// Options are `--name value` or `--name=value`; flags are `--name`. `-h`/`--help` anywhere
+/// asks for help. Anything not declared is a usage error naming the word.
+struct Arguments {
+    /// One declared option.
+    struct Option {
+        let name: String
+        let takesValue: Bool
+        let help: String
+    }
+
+    /// A usage error: exit code 2, with the message and the command's usage.
+    struct UsageError: Error {
+        let message: String
+    }
+
+    private(set) var values: [String: String] = [:]
+    private(set) var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+    private(set) var wantsHelp = false
+
+    /// Reads `words` against `options`. Stops at the first positional when `stopAtPositional`
+    /// (so global options can be read before the command name).
+    init(_ words: ArraySlice<String>, options: [Option], stopAtPositional: Bool = false) throws(UsageError) {
+        var index = words.startIndex
+        while index < words.endIndex {
+            let word = words[index]
+            index += 1
+            if word == "-h" || word == "--help" {
+                wantsHelp = true
+                continue
+            }
+            guard word.hasPrefix("--"), word.count > 2 else {
+                positionals.append(word)
+                if stopAtPositional {
+                    positionals += words[index...]
+                    return
+                }
+                continue
+            }
+            var name = String(word.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let option = options.first(where: { $0.name == name }) else {
+                throw UsageError(message: "unknown option '--\(name)'")
+            }
+            if option.takesValue {
+                if let inlineValue {
+                    values[name] = inlineValue
+                } else {
+                    guard index < words.endIndex else { throw UsageError(message: "option '--\(name)' needs a value") }
+                    values[name] = words[index]
+                    index += 1
+                }
+            } else {
+                guard inlineValue == nil else { throw UsageError(message: "option '--\(name)' takes no value") }
+                flags.insert(name)
+            }
+        }
+    }
+
+    /// The value of a required option.
+    func required(_ name: String) throws(UsageError) -> String {
+        guard let value = values[name] else { throw UsageError(message: "missing required option '--\(name)'") }
+        return value
+    }
+
+    /// Refuses positional words when a command takes none.
+    func expectNoPositionals() throws(UsageError) {
+        if let first = positionals.first { throw UsageError(message: "unexpected argument '\(first)'") }
+    }
+
+    /// The option lines of a help text.
+    static func helpLines(_ options: [Option]) -> String {
+        options.map { option in
+            let left = "  --\(option.name)" + (option.takesValue ? " VALUE" : "")
+            return left.padding(to: 29) + " " + option.help
+        }.joined(separator: "\n")
+    }
+}
+
+extension String {
+    /// The string padded with spaces to `width` characters (unchanged when longer).
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import KeygatePolicy
+
+/// `keygate evaluate`: one dry-run decision, printed as one JSON object.
+enum EvaluateCommand {
+    static let options: [Arguments.Option] = [
+        .init(name: "context", takesValue: true, help: "the context file (JSON), required"),
+        .init(name: "access-control", takesValue: true, help: "comma-separated flags, e.g. biometryAny,devicePasscode,or"),
+        .init(name: "accessible", takesValue: true, help: "protection class, e.g. whenUnlockedThisDeviceOnly"),
+        .init(name: "bound-enrollment", takesValue: true, help: "template ids enrolled when the item was added (ID,ID…)"),
+        .init(name: "operation", takesValue: true, help: "read (default), add, update or delete"),
+    ]
+
+    static let help = """
+        usage: keygate evaluate --context FILE.json [--access-control FLAGS] [--accessible CLASS]
+                                [--bound-enrollment IDS] [--operation read|add|update|delete]
+
+        Decides an access control against the authentication context described in FILE.json and
+        prints {"decision", "status", "statusName", "requirement", "reasons"}. Exit 0 for any
+        decision; 8 for invalid flags or class; 2 for a bad context file.
+
+        \(Arguments.helpLines(options))
+        """
+
+    static func run(_ words: ArraySlice<String>) -> ExitStatus {
+        let arguments: Arguments
+        let path: String
+        do throws(Arguments.UsageError) {
+            arguments = try Arguments(words, options: options)
+            if arguments.wantsHelp {
+                Console.out(help)
+                return .success
+            }
+            try arguments.expectNoPositionals()
+            path = try arguments.required("context")
+        } catch {
+            return KeygateCommand.fail(usage: error, help: help)
+        }
+        let request: EvaluationRequest
+        do throws(KeygateError) {
+            request = try EvaluationRequest(
+                flags: arguments.values["access-control"], accessible: arguments.values["accessible"],
+                boundEnrollment: arguments.values["bound-enrollment"].map { text in
+                    text.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+                },
+                operation: arguments.values["operation"])
+        } catch {
+            return KeygateCommand.fail(error)
+        }
+        let context: ContextFile
+        do throws(InputFileError) {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw InputFileError(file: path, line: 0, column: 0, field: "", problem: "cannot read the file")
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw InputFileError(file: path, line: 0, column: 0, field: "", problem: "the file is not UTF-8 text")
+            }
+            context = try ContextFile(parsing: text, file: path)
+        } catch {
+            return KeygateCommand.fail(error)
+        }
+        let decision = Evaluator().evaluate(
+            request.control, operation: request.operation, state: context.state, now: context.now)
+        Console.out(decision.report.rendered)
+        return .success
+    }
+}

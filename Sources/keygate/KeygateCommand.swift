@@ -1,0 +1,77 @@
+import KeygatePolicy
+
+/// The top of `keygate`: global options, then one command.
+enum KeygateCommand {
+    static let globalOptions: [Arguments.Option] = [
+        .init(name: "store", takesValue: true, help: "the item database (default: $XDG_DATA_HOME/keygate/items.db)"),
+        .init(name: "policies", takesValue: true, help: "directory of organisation policy files"),
+        .init(name: "audit", takesValue: true, help: "the audit trail (default: next to the store)"),
+        .init(name: "pam-service", takesValue: true, help: "PAM service for the passcode factor (default: keygate)"),
+        .init(
+            name: "pam-biometry-service", takesValue: true,
+            help: "PAM service for the biometry factor (default: keygate-biometry)"),
+        .init(name: "passphrase-fd", takesValue: true, help: "read the passphrase from this file descriptor"),
+        .init(name: "no-interaction", takesValue: false, help: "never prompt; fail with status 7 instead"),
+    ]
+
+    /// The commands, by name.
+    static let commands: [(name: String, summary: String, run: @Sendable (ArraySlice<String>) -> ExitStatus)] = [
+        ("evaluate", "decide an access control against a context file (dry run)", EvaluateCommand.run),
+        ("demo", "show the engine's decisions for realistic situations", DemoCommand.run),
+    ]
+
+    static let usage = """
+        usage: keygate [global options] <command> [options]
+
+        commands:
+        \(commands.map { "  " + $0.name.padding(to: 11) + " " + $0.summary }.joined(separator: "\n"))
+
+        global options:
+        \(Arguments.helpLines(globalOptions))
+
+        Run 'keygate <command> --help' for a command's options.
+        """
+
+    /// Runs the command line and returns the exit status.
+    static func run(_ words: [String]) -> ExitStatus {
+        do throws(Arguments.UsageError) {
+            let global = try Arguments(words[...], options: globalOptions, stopAtPositional: true)
+            guard let name = global.positionals.first else {
+                if global.wantsHelp {
+                    Console.out(usage)
+                    return .success
+                }
+                throw Arguments.UsageError(message: "missing command")
+            }
+            if name == "help" {
+                Console.out(usage)
+                return .success
+            }
+            guard let command = commands.first(where: { $0.name == name }) else {
+                throw Arguments.UsageError(message: "unknown command '\(name)'")
+            }
+            return command.run(global.positionals.dropFirst())
+        } catch {
+            return fail(usage: error, help: usage)
+        }
+    }
+
+    /// Reports a usage error (exit 2).
+    static func fail(usage error: Arguments.UsageError, help: String) -> ExitStatus {
+        Console.err(help)
+        Console.err("keygate: \(error.message)")
+        return .usage
+    }
+
+    /// Reports a failure with a status: the last line is `keygate: message (errSecName number)`.
+    static func fail(_ error: KeygateError) -> ExitStatus {
+        Console.err("keygate: \(error.description)")
+        return ExitStatus(status: error.status)
+    }
+
+    /// Reports a bad input file (exit 2): file, line, field and problem.
+    static func fail(_ error: InputFileError) -> ExitStatus {
+        Console.err("keygate: \(error.description)")
+        return .usage
+    }
+}
