@@ -24,7 +24,8 @@ enum DemoCommand {
     static let reenrolled = EnrollmentSetHash(templateIDs: ["right-index", "left-index", "right-thumb"])
 
     static func proof(_ factor: Factor, secondsAgo: Double, enrollment: EnrollmentSetHash? = enrolled) -> Proof {
-        Proof(factor: factor, time: now.adding(seconds: -secondsAgo), enrollment: factor == .biometry ? enrollment : nil)
+        Proof(
+            factor: factor, time: now.adding(seconds: -secondsAgo), enrollment: factor == .biometry ? enrollment : nil)
     }
 
     static func state(
@@ -76,7 +77,8 @@ enum DemoCommand {
             situation: "biometryAny item, nothing enrolled", flags: .biometryAny, protection: .whenUnlocked,
             operation: .read, state: state(enrollment: nil)),
         Scenario(
-            situation: "recovery key (finger AND password), password only", flags: [.biometryAny, .devicePasscode, .and],
+            situation: "recovery key (finger AND password), password only",
+            flags: [.biometryAny, .devicePasscode, .and],
             protection: .whenUnlockedThisDeviceOnly, operation: .read,
             state: state(proofs: [proof(.passcode, secondsAgo: 1)])),
         Scenario(
@@ -156,10 +158,13 @@ struct Table {
         }
         var lines: [String] = []
         for (number, row) in rows.enumerated() {
-            let cells = row.enumerated().map { index, cell in index < columns - 1 ? cell.padding(to: widths[index]) : cell }
+            let cells = row.enumerated().map { index, cell in
+                index < columns - 1 ? cell.padding(to: widths[index]) : cell
+            }
             lines.append(cells.joined(separator: "  "))
             if number == 0 {
-                lines.append(widths.dropLast().map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "  ---")
+                lines.append(
+                    widths.dropLast().map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "  ---")
             }
         }
         return lines.joined(separator: "\n")

@@ -5,9 +5,11 @@ import KeygatePolicy
 enum EvaluateCommand {
     static let options: [Arguments.Option] = [
         .init(name: "context", takesValue: true, help: "the context file (JSON), required"),
-        .init(name: "access-control", takesValue: true, help: "comma-separated flags, e.g. biometryAny,devicePasscode,or"),
+        .init(
+            name: "access-control", takesValue: true, help: "comma-separated flags, e.g. biometryAny,devicePasscode,or"),
         .init(name: "accessible", takesValue: true, help: "protection class, e.g. whenUnlockedThisDeviceOnly"),
-        .init(name: "bound-enrollment", takesValue: true, help: "template ids enrolled when the item was added (ID,ID…)"),
+        .init(
+            name: "bound-enrollment", takesValue: true, help: "template ids enrolled when the item was added (ID,ID…)"),
         .init(name: "operation", takesValue: true, help: "read (default), add, update or delete"),
     ]
 

@@ -128,10 +128,12 @@ extension Constraint.Leaf: Codable {
         case "devicePasscode": self = .passcode
         case "biometryAny": self = .biometry(.any)
         case "biometryCurrentSet":
-            self = .biometry(.currentSet(try container.decodeIfPresent(EnrollmentSetHash.self, forKey: .boundEnrollment)))
+            self = .biometry(
+                .currentSet(try container.decodeIfPresent(EnrollmentSetHash.self, forKey: .boundEnrollment)))
         case "companion": self = .companion
         default:
-            throw DecodingError.dataCorruptedError(forKey: .leaf, in: container, debugDescription: "unknown leaf '\(name)'")
+            throw DecodingError.dataCorruptedError(
+                forKey: .leaf, in: container, debugDescription: "unknown leaf '\(name)'")
         }
     }
 

@@ -125,7 +125,8 @@ extension AccessControl {
             if leafCount >= 2 {
                 guard let k = threshold else { throw parser.error("a node of \(leafCount) leaves needs pkofn(k)") }
                 guard k == 1 || k == leafCount else {
-                    throw parser.error("pkofn(\(k)) over \(leafCount) leaves cannot come from flags (k must be 1 or \(leafCount))")
+                    throw parser.error(
+                        "pkofn(\(k)) over \(leafCount) leaves cannot come from flags (k must be 1 or \(leafCount))")
                 }
                 flags.insert(k == 1 ? .or : .and)
             } else if threshold != nil {

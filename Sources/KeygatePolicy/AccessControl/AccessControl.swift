@@ -34,7 +34,8 @@ public struct AccessControl: Hashable, Sendable {
             throw KeygateError(.param, "only one logical operation may be set: 'or' and 'and' are both present")
         }
         if flags.isSuperset(of: [.biometryAny, .biometryCurrentSet]) {
-            throw KeygateError(.param, "only one biometry constraint may be set: 'biometryAny' and 'biometryCurrentSet'")
+            throw KeygateError(
+                .param, "only one biometry constraint may be set: 'biometryAny' and 'biometryCurrentSet'")
         }
         if flags.contains(.userPresence),
             !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty
@@ -67,13 +68,15 @@ public struct AccessControl: Hashable, Sendable {
     /// ("invalid protection"), checked before the flags as Apple does.
     public init(protectionValue: String?, flags: AccessControlFlags) throws(KeygateError) {
         guard let protectionValue, let protection = try? ProtectionClass(parsing: protectionValue) else {
-            throw KeygateError(.param, "invalid protection '\(protectionValue ?? "(none)")': a protection class is required")
+            throw KeygateError(
+                .param, "invalid protection '\(protectionValue ?? "(none)")': a protection class is required")
         }
         try self.init(protection: protection, flags: flags)
     }
 
-    init(protection: ProtectionClass, constraint: Constraint, isPrivateKeyUsage: Bool, requiresApplicationPassword: Bool)
-    {
+    init(
+        protection: ProtectionClass, constraint: Constraint, isPrivateKeyUsage: Bool, requiresApplicationPassword: Bool
+    ) {
         self.protection = protection
         self.constraint = constraint
         self.isPrivateKeyUsage = isPrivateKeyUsage

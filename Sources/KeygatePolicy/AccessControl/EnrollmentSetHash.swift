@@ -41,7 +41,9 @@ public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
         for part in [salt] + sorted {
             let utf8 = Array(part.utf8)
             let count = UInt32(truncatingIfNeeded: utf8.count)
-            for shift in stride(from: 24, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: count >> shift)) }
+            for shift in stride(from: 24, through: 0, by: -8) {
+                message.append(UInt8(truncatingIfNeeded: count >> shift))
+            }
             message += utf8
         }
         self.init(bytes: SHA256.hash(message))!

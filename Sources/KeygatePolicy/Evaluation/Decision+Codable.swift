@@ -76,10 +76,12 @@ extension DecisionReason: Codable {
                 try c.decode(Factor.self, forKey: .factor), try c.decode(Unavailability.self, forKey: .why))
         case "thresholdMet":
             self = .thresholdMet(
-                satisfied: try c.decode(Int.self, forKey: .satisfied), required: try c.decode(Int.self, forKey: .required))
+                satisfied: try c.decode(Int.self, forKey: .satisfied),
+                required: try c.decode(Int.self, forKey: .required))
         case "thresholdUnreachable":
             self = .thresholdUnreachable(
-                possible: try c.decode(Int.self, forKey: .possible), required: try c.decode(Int.self, forKey: .required))
+                possible: try c.decode(Int.self, forKey: .possible), required: try c.decode(Int.self, forKey: .required)
+            )
         case "interactionNotAllowed":
             self = .interactionNotAllowed(try c.decode(InteractionPolicy.self, forKey: .policy))
         case "contextInvalidated": self = .contextInvalidated
@@ -116,7 +118,8 @@ extension Decision: Codable {
         case "deny": outcome = .deny(KeygateStatus(rawValue: try c.decode(Int32.self, forKey: .status)))
         case "authenticate": outcome = .authenticate(try c.decode(Requirement.self, forKey: .requirement))
         default:
-            throw DecodingError.dataCorruptedError(forKey: .decision, in: c, debugDescription: "unknown decision '\(kind)'")
+            throw DecodingError.dataCorruptedError(
+                forKey: .decision, in: c, debugDescription: "unknown decision '\(kind)'")
         }
         self.init(
             outcome, reasons: DecisionReasons(try c.decode([DecisionReason].self, forKey: .reasons)),

@@ -148,10 +148,11 @@ extension DecisionReason: CustomStringConvertible {
 
 /// Up to eight reasons, stored inline so building a decision never allocates.
 public struct DecisionReasons: RandomAccessCollection, Hashable, Sendable {
-    private var slots: (
-        DecisionReason?, DecisionReason?, DecisionReason?, DecisionReason?,
-        DecisionReason?, DecisionReason?, DecisionReason?, DecisionReason?
-    ) = (nil, nil, nil, nil, nil, nil, nil, nil)
+    private var slots:
+        (
+            DecisionReason?, DecisionReason?, DecisionReason?, DecisionReason?,
+            DecisionReason?, DecisionReason?, DecisionReason?, DecisionReason?
+        ) = (nil, nil, nil, nil, nil, nil, nil, nil)
     private var stored = 0
 
     /// The most reasons a decision keeps; the evaluator never needs more than seven.

@@ -18,12 +18,14 @@ public struct EvaluationRequest: Hashable, Sendable {
         flags: String?, accessible: String?, boundEnrollment: [String]?, operation: String?
     ) throws(KeygateError) {
         let parsedFlags = try AccessControlFlags(parsing: flags ?? "")
-        let protection = try accessible.map { (text: String) throws(KeygateError) in try ProtectionClass(parsing: text) }
+        let protection = try accessible.map { (text: String) throws(KeygateError) in try ProtectionClass(parsing: text)
+        }
         var control = try AccessControl(protection: protection ?? .default, flags: parsedFlags)
         let op: Operation
         if let operation {
             guard let parsed = Operation(rawValue: operation) else {
-                throw KeygateError(.param, "unknown operation '\(operation)' (expected one of: read, add, update, delete)")
+                throw KeygateError(
+                    .param, "unknown operation '\(operation)' (expected one of: read, add, update, delete)")
             }
             op = parsed
         } else {
@@ -42,7 +44,8 @@ public struct EvaluationRequest: Hashable, Sendable {
             control = control.bound(to: hash)
         } else if control.needsBinding && (op == .read || op == .update) {
             throw KeygateError(
-                .param, "biometryCurrentSet needs the enrollment set bound when the item was added (--bound-enrollment)")
+                .param, "biometryCurrentSet needs the enrollment set bound when the item was added (--bound-enrollment)"
+            )
         }
         self.control = control
         self.operation = op

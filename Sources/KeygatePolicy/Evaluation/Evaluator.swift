@@ -240,6 +240,7 @@ public struct Evaluator: Sendable {
                 requirement.append(combination)
             }
         }
+        requirement.orderBiometryFirst()
         return requirement
     }
 }
@@ -292,7 +293,8 @@ private struct LeafMatcher {
                 reasons.append(.factorProved(factor, secondsAgo: seconds))
                 return .satisfied
             } else {
-                reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: state.reuseSeconds))
+                reasons.append(
+                    .factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: state.reuseSeconds))
             }
             if let unavailable { reasons.append(.factorUnavailable(factor, unavailable)) }
             return unavailable == nil ? .promptable : .impossible

@@ -26,6 +26,18 @@ public struct Requirement: Hashable, Sendable, CustomStringConvertible {
         count += 1
     }
 
+    /// Reorders the alternatives so those using biometry come first (stable), the order in
+    /// which Apple's `deviceOwnerAuthentication` tries the factors.
+    mutating func orderBiometryFirst() {
+        var reordered = Requirement()
+        for pass in 0..<2 {
+            for index in 0..<count where self[index].contains(.biometry) == (pass == 0) {
+                reordered.append(self[index])
+            }
+        }
+        self = reordered
+    }
+
     /// The alternative at `index` (0-based).
     public subscript(index: Int) -> FactorSet {
         precondition(index >= 0 && index < count, "requirement index out of range")

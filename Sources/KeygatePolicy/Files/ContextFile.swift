@@ -74,7 +74,8 @@ public struct ContextFile: Sendable {
             state.setReuseSeconds(seconds)
         }
         if let field = top["interaction"] {
-            state.interaction = InteractionPolicy(rawValue: try field.choice(InteractionPolicy.allCases.map(\.rawValue)))!
+            state.interaction = InteractionPolicy(
+                rawValue: try field.choice(InteractionPolicy.allCases.map(\.rawValue)))!
         }
         if let value = try top["invalidated"]?.bool(), value {
             state.isInvalidated = true

@@ -46,7 +46,8 @@ package struct JSONField {
             return JSONField(node: try JSONParser.parse(text), path: "", file: file)
         } catch {
             throw InputFileError(
-                file: file, line: error.line, column: error.column, field: "", problem: "invalid JSON: \(error.message)")
+                file: file, line: error.line, column: error.column, field: "", problem: "invalid JSON: \(error.message)"
+            )
         }
     }
 
