@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// Runs the built `keygate` executable as a subprocess, as a user would.
+struct KeygateBinary {
+    struct Result {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        /// The last non-empty line of standard error.
+        var lastErrorLine: String { stderr.split(separator: "\n").last.map(String.init) ?? "" }
+    }
+
+    /// The executable next to the test bundle (`.build/<config>/keygate`).
+    static let url: URL = {
+        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        // swift-testing may run from inside the .xctest bundle directory
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("keygate").path),
+            directory.path != "/"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("keygate")
+    }()
+
+    static func run(
+        _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:]
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(stdin)
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a full pipe cannot block the child.
+        let errorData = Mutex(Data())
+        let reader = Thread { errorData.withLock { $0 = error.fileHandleForReading.readDataToEndOfFile() } }
+        reader.start()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while reader.isExecuting || !reader.isFinished { Thread.sleep(forTimeInterval: 0.001) }
+        return Result(
+            status: process.terminationStatus, stdout: outData,
+            stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    }
+}
+
+/// A temporary directory removed when the value is released.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("keygate-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String, contents: String) throws -> String {
+        let path = url.appendingPathComponent(name).path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
