@@ -1,9 +1,9 @@
 public import KeygatePolicy
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The decision corpus: access-control cases stated as data (`Policies/conformance/*.json`),
@@ -189,7 +189,9 @@ public enum DecisionCorpus {
             guard let list = top["cases"] else { throw root.error("a corpus file needs 'cases'") }
             for item in try list.array() {
                 let decisionCase = try DecisionCase(field: item)
-                guard seen.insert(decisionCase.id).inserted else { throw item.error("duplicate case id '\(decisionCase.id)'") }
+                guard seen.insert(decisionCase.id).inserted else {
+                    throw item.error("duplicate case id '\(decisionCase.id)'")
+                }
                 cases.append(decisionCase)
             }
         }

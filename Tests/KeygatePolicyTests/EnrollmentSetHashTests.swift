@@ -1,5 +1,6 @@
-@testable import KeygatePolicy
 import Testing
+
+@testable import KeygatePolicy
 
 @Suite struct EnrollmentSetHashTests {
     @Test func sha256KnownAnswers() {

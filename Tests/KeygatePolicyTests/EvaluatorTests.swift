@@ -51,7 +51,8 @@ import Testing
         let any = try AccessControl(protection: .whenUnlocked, flags: .biometryAny)
         let presence = try AccessControl(protection: .whenUnlocked, flags: .userPresence)
         #expect(evaluator.evaluate(any, operation: .read, context: context).status == .authFailed)
-        #expect(evaluator.evaluate(presence, operation: .read, context: context).requirement == Requirement([.passcode]))
+        #expect(
+            evaluator.evaluate(presence, operation: .read, context: context).requirement == Requirement([.passcode]))
         context.recordProof(of: .passcode)
         #expect(!context.state.biometry.isLockedOut)
         clock.advance(seconds: 5)
@@ -116,17 +117,21 @@ import Testing
         var states: [AuthenticationState] = []
         for locked in [false, true] {
             for passcode in [false, true] {
-                for biometry in [BiometryState(), BiometryState(isAvailable: true, enrollment: enrolled),
-                                 BiometryState(isAvailable: true, enrollment: other, isLockedOut: true)] {
+                for biometry in [
+                    BiometryState(), BiometryState(isAvailable: true, enrollment: enrolled),
+                    BiometryState(isAvailable: true, enrollment: other, isLockedOut: true),
+                ] {
                     for interaction in InteractionPolicy.allCases {
                         var proofs = Proofs()
                         if passcode { proofs.record(Proof(factor: .passcode, time: Timestamp(seconds: 99))) }
                         proofs.record(Proof(factor: .biometry, time: Timestamp(seconds: 100), enrollment: enrolled))
                         proofs.record(Proof(factor: .applicationPassword, time: Timestamp(seconds: 100)))
-                        states.append(AuthenticationState(
-                            device: DeviceState(isLocked: locked, hasBeenUnlockedSinceBoot: !locked, isPasscodeSet: passcode),
-                            biometry: biometry, isCompanionAvailable: locked, proofs: proofs, reuseSeconds: 1,
-                            interaction: interaction))
+                        states.append(
+                            AuthenticationState(
+                                device: DeviceState(
+                                    isLocked: locked, hasBeenUnlockedSinceBoot: !locked, isPasscodeSet: passcode),
+                                biometry: biometry, isCompanionAvailable: locked, proofs: proofs, reuseSeconds: 1,
+                                interaction: interaction))
                     }
                 }
             }
@@ -138,7 +143,8 @@ import Testing
                 if control.needsBinding { control = control.bound(to: enrolled) }
                 for operation in Operation.allCases {
                     for state in states {
-                        let decision = evaluator.evaluate(control, operation: operation, state: state, now: Timestamp(seconds: 100))
+                        let decision = evaluator.evaluate(
+                            control, operation: operation, state: state, now: Timestamp(seconds: 100))
                         #expect(decision.reasons.count < DecisionReasons.capacity)
                         #expect(!decision.reasons.isEmpty)
                         if case .authenticate(let requirement) = decision.outcome { #expect(requirement.count > 0) }

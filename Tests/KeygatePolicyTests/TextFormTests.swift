@@ -28,13 +28,17 @@ import Testing
 
     @Test func parsesEntriesInAnyOrder() throws {
         let parsed = try AccessControl(textForm: "aku;odel(true);oe(true);od(cbio(pbioc(<>)) cup(true) pkofn(1))")
-        #expect(parsed == (try AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: [.biometryAny, .devicePasscode, .or])))
+        #expect(
+            parsed
+                == (try AccessControl(
+                    protection: .whenUnlockedThisDeviceOnly, flags: [.biometryAny, .devicePasscode, .or])))
     }
 
     @Test(arguments: [
         "", "zz;dacl(true)", "ak", "ak;od(cup(true))", "ak;od(cup(true));oe(true);odel(false)",
         "ak;od(true);oe(true);odel(true)", "ak;od(false);oe(true);odel(true)",
-        "ak;od(cup(true) cbio(pbioc(<>)));oe(true);odel(true)", "ak;od(pkofn(3) cup(true) cwtch(true));oe(true);odel(true)",
+        "ak;od(cup(true) cbio(pbioc(<>)));oe(true);odel(true)",
+        "ak;od(pkofn(3) cup(true) cwtch(true));oe(true);odel(true)",
         "ak;od(cpo(DeviceOwnerAuthentication) cup(true) pkofn(1));oe(true);odel(true)",
         "ak;od(cbio(pbioc(<>) pbioh(<12>)));oe(true);odel(true)", "ak;od(cfoo(true));oe(true);odel(true)",
         "ak;dacl(true);dacl(true)", "ak;dacl(true);od(cup(true))", "ak;od(cup(true);oe(true);odel(true)",
@@ -56,7 +60,9 @@ import Testing
     @Test func inspectableTree() throws {
         let control = try AccessControl(protection: .whenUnlocked, flags: [.biometryCurrentSet, .devicePasscode])
         #expect(control.constraint.node == .kOfN(k: 2, children: [.passcode, .biometry(.currentSet(nil))]))
-        #expect(control.bound(to: Self.hash).constraint.node == .kOfN(k: 2, children: [.passcode, .biometry(.currentSet(Self.hash))]))
+        #expect(
+            control.bound(to: Self.hash).constraint.node
+                == .kOfN(k: 2, children: [.passcode, .biometry(.currentSet(Self.hash))]))
         #expect(try AccessControl(protection: .always, flags: .userPresence).constraint.node == .leaf(.devicePolicy))
         #expect(try AccessControl(protection: .always).constraint.node == .allow)
     }

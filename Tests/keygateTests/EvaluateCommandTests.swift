@@ -1,7 +1,8 @@
 import Foundation
-@testable import KeygatePolicy
 import KeygateTesting
 import Testing
+
+@testable import KeygatePolicy
 
 /// `keygate evaluate`, run as a subprocess: the decision corpus and the pinned contract.
 @Suite struct EvaluateCommandTests {
@@ -13,7 +14,9 @@ import Testing
         let object = try root.object(allowing: ["decision", "status", "statusName", "requirement", "reasons"])
         let kind = try #require(try object["decision"]?.string())
         var status: KeygateStatus?
-        if case .number(let literal)? = object["status"]?.node.value { status = KeygateStatus(rawValue: Int32(literal)!) }
+        if case .number(let literal)? = object["status"]?.node.value {
+            status = KeygateStatus(rawValue: Int32(literal)!)
+        }
         if let name = object["statusName"], case .string(let text) = name.node.value {
             #expect(status?.name == text)
         }
@@ -46,7 +49,8 @@ import Testing
         #expect(problems.isEmpty, "\(decisionCase): \(problems.joined(separator: "; "))")
         // The library and the binary agree exactly, reasons included.
         let library = try ObservedOutcome.library(decisionCase)
-        if case .decision(let k1, let s1, let r1, let c1) = library, case .decision(let k2, let s2, let r2, let c2) = observed
+        if case .decision(let k1, let s1, let r1, let c1) = library,
+            case .decision(let k2, let s2, let r2, let c2) = observed
         {
             #expect(k1 == k2 && s1 == s2 && r1 == r2 && c1 == c2)
         }
@@ -55,7 +59,9 @@ import Testing
     @Test func outputShapeIsPinned() throws {
         let directory = try TemporaryDirectory()
         let path = try directory.file("ctx.json", contents: #"{"device": {"locked": true}}"#)
-        let result = try KeygateBinary.run(["evaluate", "--context", path, "--accessible", "whenUnlockedThisDeviceOnly"])
+        let result = try KeygateBinary.run([
+            "evaluate", "--context", path, "--accessible", "whenUnlockedThisDeviceOnly",
+        ])
         #expect(result.status == 0)
         #expect(
             result.stdoutText
@@ -84,7 +90,8 @@ import Testing
         let bad = try directory.file("bad.json", contents: "{\n  \"biometry\": {\"available\": 1}\n}\n")
         var result = try KeygateBinary.run(["evaluate", "--context", bad])
         #expect(result.status == 2)
-        #expect(result.lastErrorLine == "keygate: \(bad):2:29: biometry.available: expected true or false, found a number")
+        #expect(
+            result.lastErrorLine == "keygate: \(bad):2:29: biometry.available: expected true or false, found a number")
         result = try KeygateBinary.run(["evaluate", "--context", directory.url.path + "/missing.json"])
         #expect(result.status == 2)
         #expect(result.lastErrorLine.contains("missing.json: cannot read the file"))
