@@ -39,3 +39,7 @@ lint:
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
+
+bench:
+	$(SWIFT) build -c release --product keygate-bench-evaluator
+	.build/release/keygate-bench-evaluator

@@ -22,6 +22,10 @@ let package = Package(
         // The command-line tool.
         .executableTarget(name: "keygate", dependencies: ["KeygatePolicy"]),
 
+        // Benchmarks: release-build executables printing a table with the baseline beside it.
+        .executableTarget(
+            name: "keygate-bench-evaluator", dependencies: ["KeygatePolicy"], path: "Benchmarks/EvaluatorBenchmark"),
+
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "keygateTests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],

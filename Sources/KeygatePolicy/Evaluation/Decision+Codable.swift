@@ -64,23 +64,24 @@ extension DecisionReason: Codable {
         case "boundToEnrollment": self = .boundToEnrollment
         case "factorProved":
             self = .factorProved(
-                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int.self, forKey: .secondsAgo))
+                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int32.self, forKey: .secondsAgo))
         case "factorMissing": self = .factorMissing(try c.decode(Factor.self, forKey: .factor))
         case "factorStale":
             self = .factorStale(
-                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int.self, forKey: .secondsAgo),
-                reuseSeconds: try c.decode(Int.self, forKey: .reuseSeconds))
+                try c.decode(Factor.self, forKey: .factor), secondsAgo: try c.decode(Int32.self, forKey: .secondsAgo),
+                reuseSeconds: try c.decode(Int32.self, forKey: .reuseSeconds))
         case "proofForOtherEnrollment": self = .proofForOtherEnrollment
         case "factorUnavailable":
             self = .factorUnavailable(
                 try c.decode(Factor.self, forKey: .factor), try c.decode(Unavailability.self, forKey: .why))
         case "thresholdMet":
             self = .thresholdMet(
-                satisfied: try c.decode(Int.self, forKey: .satisfied),
-                required: try c.decode(Int.self, forKey: .required))
+                satisfied: try c.decode(Int8.self, forKey: .satisfied),
+                required: try c.decode(Int8.self, forKey: .required))
         case "thresholdUnreachable":
             self = .thresholdUnreachable(
-                possible: try c.decode(Int.self, forKey: .possible), required: try c.decode(Int.self, forKey: .required)
+                possible: try c.decode(Int8.self, forKey: .possible),
+                required: try c.decode(Int8.self, forKey: .required)
             )
         case "interactionNotAllowed":
             self = .interactionNotAllowed(try c.decode(InteractionPolicy.self, forKey: .policy))

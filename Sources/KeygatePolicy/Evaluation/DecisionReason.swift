@@ -23,19 +23,19 @@ public enum DecisionReason: Hashable, Sendable {
     /// Add bound the `biometryCurrentSet` constraint to the current enrollment set.
     case boundToEnrollment
     /// A factor was proved `secondsAgo` seconds ago, within the reuse window.
-    case factorProved(Factor, secondsAgo: Int)
+    case factorProved(Factor, secondsAgo: Int32)
     /// A factor the constraint needs has not been proved in this context.
     case factorMissing(Factor)
     /// A factor was proved, but longer ago than the reuse window allows.
-    case factorStale(Factor, secondsAgo: Int, reuseSeconds: Int)
+    case factorStale(Factor, secondsAgo: Int32, reuseSeconds: Int32)
     /// A biometry proof was made under another enrollment set than the item is bound to.
     case proofForOtherEnrollment
     /// A factor the constraint names cannot be used now, and why.
     case factorUnavailable(Factor, Unavailability)
     /// Enough leaves of the constraint are satisfied.
-    case thresholdMet(satisfied: Int, required: Int)
+    case thresholdMet(satisfied: Int8, required: Int8)
     /// Not enough leaves can be satisfied even with prompting.
-    case thresholdUnreachable(possible: Int, required: Int)
+    case thresholdUnreachable(possible: Int8, required: Int8)
     /// A prompt is needed, but the interaction policy forbids it.
     case interactionNotAllowed(InteractionPolicy)
     /// The context was invalidated; its proofs no longer count.

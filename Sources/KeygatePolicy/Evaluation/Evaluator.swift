@@ -149,7 +149,7 @@ public struct Evaluator: Sendable {
             break
         }
 
-        var matcher = LeafMatcher(state: state, now: now, bound: constraint.boundEnrollment)
+        let matcher = LeafMatcher(now: now, bound: constraint.boundEnrollment)
         var satisfied = 0
         var candidates = Constraint.LeafSet()
         var bit: UInt8 = 1
@@ -157,7 +157,8 @@ public struct Evaluator: Sendable {
             let leaf = Constraint.LeafSet(rawValue: bit)
             bit <<= 1
             guard constraint.leaves.contains(leaf) else { continue }
-            switch matcher.match(leaf, usable: leaf != .biometryCurrentSet || currentSetUsable, reasons: &reasons) {
+            let usable = leaf != .biometryCurrentSet || currentSetUsable
+            switch matcher.match(leaf, usable: usable, state: state, reasons: &reasons) {
             case .satisfied: satisfied += 1
             case .promptable: candidates.insert(leaf)
             case .impossible: break
@@ -167,14 +168,15 @@ public struct Evaluator: Sendable {
         let needed = max(required - satisfied, 0)
         var passwordNeeded = false
         if control.requiresApplicationPassword {
-            passwordNeeded = matcher.match(applicationPasswordIn: &reasons) != .satisfied
+            passwordNeeded = matcher.match(applicationPasswordIn: state, reasons: &reasons) != .satisfied
         }
         if needed == 0 && !passwordNeeded {
-            if required > 0 { reasons.append(.thresholdMet(satisfied: satisfied, required: required)) }
+            if required > 0 { reasons.append(.thresholdMet(satisfied: Int8(satisfied), required: Int8(required))) }
             return Decision(.allow, reasons: reasons)
         }
         if needed > candidates.count {
-            reasons.append(.thresholdUnreachable(possible: satisfied + candidates.count, required: required))
+            reasons.append(
+                .thresholdUnreachable(possible: Int8(satisfied + candidates.count), required: Int8(required)))
             return Decision(.deny(.authFailed), reasons: reasons)
         }
         if state.isInvalidated {
@@ -246,55 +248,59 @@ public struct Evaluator: Sendable {
 }
 
 /// Matches single leaves against the proofs of a state; records one or two reasons per leaf.
+/// The state is passed to each call (by reference, as Swift passes large values), never stored,
+/// so matching copies nothing.
 private struct LeafMatcher {
     enum Match { case satisfied, promptable, impossible }
 
-    let state: AuthenticationState
     let now: Timestamp
     let bound: EnrollmentSetHash?
 
-    mutating func match(_ leaf: Constraint.LeafSet, usable: Bool, reasons: inout DecisionReasons) -> Match {
+    func match(
+        _ leaf: Constraint.LeafSet, usable: Bool, state: AuthenticationState, reasons: inout DecisionReasons
+    ) -> Match {
+        let passcodeUnavailability: Unavailability? = state.device.isPasscodeSet ? nil : .passcodeNotSet
         switch leaf {
         case .passcode:
-            return factor(.passcode, unavailable: passcodeUnavailability, reasons: &reasons)
+            return factor(.passcode, unavailable: passcodeUnavailability, state: state, reasons: &reasons)
         case .biometryAny:
-            return factor(.biometry, unavailable: state.biometry.unavailability, reasons: &reasons)
+            return factor(.biometry, unavailable: state.biometry.unavailability, state: state, reasons: &reasons)
         case .biometryCurrentSet:
             let unavailable = usable ? state.biometry.unavailability : .enrollmentChanged
-            return factor(.biometry, unavailable: unavailable, requireBound: true, reasons: &reasons)
+            return factor(.biometry, unavailable: unavailable, requireBound: true, state: state, reasons: &reasons)
         case .companion:
-            return factor(
-                .companion, unavailable: state.isCompanionAvailable ? nil : .companionNotAvailable, reasons: &reasons)
+            let unavailable: Unavailability? = state.isCompanionAvailable ? nil : .companionNotAvailable
+            return factor(.companion, unavailable: unavailable, state: state, reasons: &reasons)
         default:
             // userPresence: a fresh biometry or passcode proof satisfies it.
-            let biometry = factor(.biometry, unavailable: state.biometry.unavailability, reasons: &reasons)
+            let biometry = factor(
+                .biometry, unavailable: state.biometry.unavailability, state: state, reasons: &reasons)
             if biometry == .satisfied { return .satisfied }
-            let passcode = factor(.passcode, unavailable: passcodeUnavailability, reasons: &reasons)
+            let passcode = factor(.passcode, unavailable: passcodeUnavailability, state: state, reasons: &reasons)
             if passcode == .satisfied { return .satisfied }
             return biometry == .promptable || passcode == .promptable ? .promptable : .impossible
         }
     }
 
-    mutating func match(applicationPasswordIn reasons: inout DecisionReasons) -> Match {
-        factor(.applicationPassword, unavailable: nil, reasons: &reasons)
+    func match(applicationPasswordIn state: AuthenticationState, reasons: inout DecisionReasons) -> Match {
+        factor(.applicationPassword, unavailable: nil, state: state, reasons: &reasons)
     }
 
-    private var passcodeUnavailability: Unavailability? { state.device.isPasscodeSet ? nil : .passcodeNotSet }
-
     private func factor(
-        _ factor: Factor, unavailable: Unavailability?, requireBound: Bool = false, reasons: inout DecisionReasons
+        _ factor: Factor, unavailable: Unavailability?, requireBound: Bool = false, state: AuthenticationState,
+        reasons: inout DecisionReasons
     ) -> Match {
-        if let proof = state.proofs[factor], !state.isInvalidated {
-            let age = proof.time.nanoseconds(until: now)
-            let seconds = Int(age / 1_000_000_000)
-            if requireBound && proof.enrollment != bound {
+        if !state.isInvalidated, let time = state.proofs[factor]?.time {
+            let age = time.nanoseconds(until: now)
+            let seconds = Int32(clamping: age / 1_000_000_000)
+            if requireBound && state.proofs[factor]?.enrollment != bound {
                 reasons.append(.proofForOtherEnrollment)
             } else if age >= 0 && seconds <= state.reuseSeconds {
                 reasons.append(.factorProved(factor, secondsAgo: seconds))
                 return .satisfied
             } else {
-                reasons.append(
-                    .factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: state.reuseSeconds))
+                let reuse = Int32(clamping: state.reuseSeconds)
+                reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: reuse))
             }
             if let unavailable { reasons.append(.factorUnavailable(factor, unavailable)) }
             return unavailable == nil ? .promptable : .impossible
