@@ -5,6 +5,7 @@ let package = Package(
     name: "Keygate",
     products: [
         .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
+        .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
     ],
@@ -17,6 +18,10 @@ let package = Package(
                 .treatWarning("StrictMemorySafety", as: .error),
             ]
         ),
+        // libpam (Debian libpam0g-dev): module map and shim header only.
+        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        // PAM-backed authenticators for the passcode and biometry factors.
+        .target(name: "KeygatePAM", dependencies: ["KeygatePolicy", "CPAM"]),
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy"]),
         // The command-line tool.
@@ -27,6 +32,7 @@ let package = Package(
             name: "keygate-bench-evaluator", dependencies: ["KeygatePolicy"], path: "Benchmarks/EvaluatorBenchmark"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
+        .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "keygateTests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],
     swiftLanguageModes: [.v6]

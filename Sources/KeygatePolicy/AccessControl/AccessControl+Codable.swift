@@ -4,7 +4,7 @@
 //      "flags": ["biometryCurrentSet", "devicePasscode", "or"],
 //      "boundEnrollment": "9f2c…",                     (only once bound)
 //      "text": "aku;od(pkofn(1) cup(true) cbio(…));oe(true);odel(true)",
-//      "constraint": {"kOfN": 1, "of": [{"leaf": "passcode"}, {"leaf": "biometryCurrentSet", …}]}}
+//      "constraint": {"kOfN": 1, "of": [{"leaf": "devicePasscode"}, {"leaf": "biometryCurrentSet", …}]}}
 //
 // `protection`, `flags` and `boundEnrollment` define the value; `text` and `constraint` are
 // there for people and tools to inspect. Decoding validates the flags as creation does and,

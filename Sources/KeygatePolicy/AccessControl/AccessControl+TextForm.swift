@@ -55,7 +55,9 @@ extension AccessControl {
     public init(textForm text: String) throws(KeygateError) {
         var parser = TextFormParser(text: text)
         let (protectionText, entries) = try parser.parseAccessControl()
-        let protection = try ProtectionClass(parsing: protectionText)
+        guard let protection = ProtectionClass(rawValue: protectionText) else {
+            throw parser.error("unknown protection '\(protectionText)' (expected a raw value such as ak or aku)")
+        }
         var operations: [String: TextFormParser.Value] = [:]
         for entry in entries {
             guard operations.updateValue(entry.value, forKey: entry.key) == nil else {
@@ -90,10 +92,14 @@ extension AccessControl {
         case .items(let items):
             var threshold: Int?
             var leafCount = 0
+            var seenKeys: Set<String> = []
             for item in items {
+                guard seenKeys.insert(item.key).inserted else { throw parser.error("'\(item.key)' appears twice") }
                 switch (item.key, item.value) {
                 case ("pkofn", .atom(let k)):
-                    guard let k = Int(k), k >= 1 else { throw parser.error("pkofn needs a positive number") }
+                    guard !k.isEmpty, k.allSatisfy(\.isASCIIDigit), let k = Int(k), k >= 1 else {
+                        throw parser.error("pkofn needs a positive number")
+                    }
                     threshold = k
                     continue
                 case ("cpo", .atom("DeviceOwnerAuthentication")): flags.insert(.userPresence)
@@ -101,21 +107,27 @@ extension AccessControl {
                 case ("cwtch", .atom("true")): flags.insert(.companion)
                 case ("cbio", .items(let bio)):
                     var seen: [String: TextFormParser.Value] = [:]
-                    for part in bio { seen[part.key] = part.value }
+                    for part in bio {
+                        guard seen.updateValue(part.value, forKey: part.key) == nil else {
+                            throw parser.error("'\(part.key)' appears twice in cbio")
+                        }
+                    }
                     guard seen["pbioc"] == .atom("<>"), Set(seen.keys).isSubset(of: ["pbioc", "pbioh"]) else {
                         throw parser.error("cbio must hold pbioc(<>) and optionally pbioh(<hash>)")
                     }
-                    if case .atom(let hash)? = seen["pbioh"] {
-                        flags.insert(.biometryCurrentSet)
-                        let hex = hash.dropFirst().dropLast()
-                        if !hex.isEmpty {
-                            guard hash.first == "<", hash.last == ">", let value = EnrollmentSetHash(hex: hex) else {
-                                throw parser.error("pbioh must be <64 hex digits> or <>")
-                            }
-                            bound = value
-                        }
-                    } else {
+                    switch seen["pbioh"] {
+                    case nil:
                         flags.insert(.biometryAny)
+                    case .atom("<>"):
+                        flags.insert(.biometryCurrentSet)
+                    case .atom(let hash) where hash.first == "<" && hash.last == ">":
+                        guard let value = EnrollmentSetHash(hex: hash.dropFirst().dropLast()) else {
+                            throw parser.error("pbioh must be <64 hex digits> or <>")
+                        }
+                        flags.insert(.biometryCurrentSet)
+                        bound = value
+                    default:
+                        throw parser.error("pbioh must be <64 hex digits> or <>")
                     }
                 default:
                     throw parser.error("unknown constraint item '\(item.key)'")
@@ -178,6 +190,9 @@ struct TextFormParser {
         KeygateError(.param, "invalid access-control text '\(text)': \(problem)")
     }
 
+    /// Apple's tree is at most op → node → leaf → parameter deep.
+    private static let maximumDepth = 4
+
     mutating func parseAccessControl() throws(KeygateError) -> (String, [Item]) {
         let protection = readWord()
         guard !protection.isEmpty else { throw error("missing the protection class") }
@@ -185,24 +200,25 @@ struct TextFormParser {
         while position < chars.count {
             guard chars[position] == ";" else { throw error("expected ';' at offset \(position)") }
             position += 1
-            entries.append(try parseItem())
+            entries.append(try parseItem(depth: 1))
         }
         return (protection, entries)
     }
 
-    private mutating func parseItem() throws(KeygateError) -> Item {
+    private mutating func parseItem(depth: Int) throws(KeygateError) -> Item {
+        guard depth <= Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth) levels") }
         let key = readWord()
         guard !key.isEmpty, position < chars.count, chars[position] == "(" else {
             throw error("expected key( at offset \(position)")
         }
         position += 1
-        let value = try parseValue()
+        let value = try parseValue(depth: depth)
         guard position < chars.count, chars[position] == ")" else { throw error("expected ')' at offset \(position)") }
         position += 1
         return Item(key: key, value: value)
     }
 
-    private mutating func parseValue() throws(KeygateError) -> Value {
+    private mutating func parseValue(depth: Int) throws(KeygateError) -> Value {
         // An atom runs to the closing parenthesis; a list of items has a '(' before it.
         var lookahead = position
         while lookahead < chars.count, chars[lookahead] != ")", chars[lookahead] != "(" { lookahead += 1 }
@@ -213,7 +229,7 @@ struct TextFormParser {
         }
         var items: [Item] = []
         while true {
-            items.append(try parseItem())
+            items.append(try parseItem(depth: depth + 1))
             guard position < chars.count, chars[position] == " " else { break }
             position += 1
         }
@@ -222,7 +238,13 @@ struct TextFormParser {
 
     private mutating func readWord() -> String {
         let start = position
-        while position < chars.count, chars[position].isLetter || chars[position].isNumber { position += 1 }
+        while position < chars.count, chars[position].isASCII, chars[position].isLetter || chars[position].isNumber {
+            position += 1
+        }
         return String(chars[start..<position])
     }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -45,30 +45,56 @@ public final class AuthenticationContext: Sendable {
             guard !state.isInvalidated else { return }
             let enrollment = factor == .biometry ? state.biometry.enrollment : nil
             state.proofs.record(Proof(factor: factor, time: now, enrollment: enrollment))
+            state.attempts[factor] = AttemptRecord()
             switch factor {
             case .biometry:
                 state.biometry.failedAttempts = 0
             case .passcode:
+                // As on Apple devices, the passcode re-enables biometry.
                 state.biometry.failedAttempts = 0
                 state.biometry.isLockedOut = false
+                state.attempts.biometry = AttemptRecord()
             case .companion, .applicationPassword:
                 break
             }
         }
     }
 
+    /// Records a failed attempt to prove `factor` now, under `policy`.
+    ///
+    /// A biometry failure also counts towards Apple's lockout: the fifth in a row locks
+    /// biometry out until the passcode is proved.
+    /// - Returns: the end of the lockout when this failure started one, else nil.
+    @discardableResult
+    public func recordFailure(of factor: Factor, policy: AttemptPolicy = AttemptPolicy()) -> Timestamp? {
+        let now = clock.now()
+        return update { state in
+            guard !state.isInvalidated else { return nil }
+            if factor == .biometry && !state.biometry.isLockedOut {
+                state.biometry.failedAttempts += 1
+                if state.biometry.failedAttempts >= BiometryState.lockoutThreshold { state.biometry.isLockedOut = true }
+            }
+            var record = state.attempts[factor]
+            let locked = record.recordFailure(at: now, policy: policy)
+            state.attempts[factor] = record
+            return locked ? record.lockedUntil : nil
+        }
+    }
+
     /// Records a failed biometric match; the fifth in a row locks biometry out.
-    /// - Returns: true when this failure caused the lockout.
+    /// - Returns: true when this failure caused Apple's lockout.
     @discardableResult
     public func recordBiometryFailure() -> Bool {
-        update { state in
-            state.biometry.failedAttempts += 1
-            guard !state.biometry.isLockedOut, state.biometry.failedAttempts >= BiometryState.lockoutThreshold else {
-                return false
-            }
-            state.biometry.isLockedOut = true
-            return true
-        }
+        let wasLockedOut = state.biometry.isLockedOut
+        recordFailure(of: .biometry)
+        return !wasLockedOut && state.biometry.isLockedOut
+    }
+
+    /// The end of `factor`'s lockout by Keygate's counter when it is locked out now, else nil.
+    public func lockout(of factor: Factor) -> Timestamp? {
+        let now = clock.now()
+        let record = state.attempts[factor]
+        return record.isLockedOut(at: now) ? record.lockedUntil : nil
     }
 
     /// Ends the context, like `LAContext.invalidate()`: every proof is forgotten and later

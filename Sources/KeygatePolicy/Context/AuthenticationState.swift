@@ -16,6 +16,8 @@ public struct AuthenticationState: Hashable, Sendable {
     public var interaction: InteractionPolicy
     /// True once ``AuthenticationContext/invalidate()`` was called: no proof counts any more.
     public var isInvalidated: Bool
+    /// Keygate's failure counters and lockouts per factor.
+    public var attempts: FactorAttempts
 
     /// The longest reuse window Apple supports (`LATouchIDAuthenticationMaximumAllowableReuseDuration`).
     public static let maximumReuseSeconds = 300
@@ -25,7 +27,8 @@ public struct AuthenticationState: Hashable, Sendable {
     public init(
         device: DeviceState = DeviceState(), biometry: BiometryState = BiometryState(),
         isCompanionAvailable: Bool = false, proofs: Proofs = Proofs(), reuseSeconds: Int = 0,
-        interaction: InteractionPolicy = .allow, isInvalidated: Bool = false
+        interaction: InteractionPolicy = .allow, isInvalidated: Bool = false,
+        attempts: FactorAttempts = FactorAttempts()
     ) {
         self.device = device
         self.biometry = biometry
@@ -34,6 +37,7 @@ public struct AuthenticationState: Hashable, Sendable {
         self.reuseSeconds = 0
         self.interaction = interaction
         self.isInvalidated = isInvalidated
+        self.attempts = attempts
         setReuseSeconds(reuseSeconds)
     }
 
@@ -155,7 +159,8 @@ public enum InteractionPolicy: String, CaseIterable, Hashable, Sendable, Codable
     case allow
     /// An item that needs a prompt fails with `errSecInteractionNotAllowed`.
     case fail
-    /// An item that needs a prompt is left out of a match-all result (copy only).
+    /// An item that needs a prompt is left out of a read's result (`errSecItemNotFound` when
+    /// nothing is left); with any other operation it is `errSecParam`.
     case skip
 }
 
@@ -171,6 +176,8 @@ public enum Unavailability: String, Hashable, Sendable, Codable {
     case enrollmentChanged
     /// No passcode is set (`LAError.passcodeNotSet`).
     case passcodeNotSet
+    /// Too many failed passcode attempts; Keygate's counter locked it out for a while.
+    case passcodeLockedOut
     /// No companion device (`LAError.companionNotAvailable`).
     case companionNotAvailable
 }

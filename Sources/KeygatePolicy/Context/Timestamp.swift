@@ -13,15 +13,26 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
     /// A timestamp a whole number of seconds after the epoch.
-    public init(seconds: Int64) { self.init(nanoseconds: seconds &* 1_000_000_000) }
+    /// Saturates at the representable range (about ±292 years around 1970).
+    public init(seconds: Int64) {
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        self.init(nanoseconds: overflow ? (seconds < 0 ? .min : .max) : product)
+    }
 
-    /// This timestamp moved by `seconds` (negative moves back).
+    /// This timestamp moved by `seconds` (negative moves back), saturating at the representable range.
     public func adding(seconds: Double) -> Timestamp {
-        Timestamp(nanoseconds: nanoseconds &+ Int64(seconds * 1e9))
+        let moved = Double(nanoseconds) + seconds * 1e9
+        guard moved.isFinite, moved < 9.2e18 else { return Timestamp(nanoseconds: moved < 0 ? .min : .max) }
+        guard moved > -9.2e18 else { return Timestamp(nanoseconds: .min) }
+        return Timestamp(nanoseconds: Int64(moved))
     }
 
     /// `later - self` in nanoseconds (negative when `later` is earlier).
-    public func nanoseconds(until later: Timestamp) -> Int64 { later.nanoseconds &- nanoseconds }
+    /// Saturates instead of overflowing.
+    public func nanoseconds(until later: Timestamp) -> Int64 {
+        let (difference, overflow) = later.nanoseconds.subtractingReportingOverflow(nanoseconds)
+        return overflow ? (later.nanoseconds < nanoseconds ? .min : .max) : difference
+    }
 
     /// Orders by time.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

@@ -37,6 +37,7 @@ extension DecisionReason: Codable {
             try c.encode(possible, forKey: .possible)
             try c.encode(required, forKey: .required)
         case .interactionNotAllowed(let policy): try c.encode(policy, forKey: .policy)
+        case .skipOutsideRead(let operation): try c.encode(operation, forKey: .operation)
         case .noConstraint, .privateKeyUsage, .passcodeRemoved, .enrollmentChanged, .notBound, .boundToEnrollment,
             .proofForOtherEnrollment, .contextInvalidated, .internalFailure:
             break
@@ -85,6 +86,7 @@ extension DecisionReason: Codable {
             )
         case "interactionNotAllowed":
             self = .interactionNotAllowed(try c.decode(InteractionPolicy.self, forKey: .policy))
+        case "skipOutsideRead": self = .skipOutsideRead(try c.decode(Operation.self, forKey: .operation))
         case "contextInvalidated": self = .contextInvalidated
         case "internalFailure": self = .internalFailure
         default:

@@ -36,8 +36,10 @@ public enum DecisionReason: Hashable, Sendable {
     case thresholdMet(satisfied: Int8, required: Int8)
     /// Not enough leaves can be satisfied even with prompting.
     case thresholdUnreachable(possible: Int8, required: Int8)
-    /// A prompt is needed, but the interaction policy forbids it.
+    /// A prompt is needed, but the interaction policy forbids it (`fail`) or leaves the item out (`skip`).
     case interactionNotAllowed(InteractionPolicy)
+    /// The `skip` interaction policy was given for an operation other than read (copy).
+    case skipOutsideRead(Operation)
     /// The context was invalidated; its proofs no longer count.
     case contextInvalidated
     /// The evaluator met an inconsistent input and failed closed.
@@ -74,6 +76,7 @@ public enum DecisionReason: Hashable, Sendable {
         case .thresholdMet: "thresholdMet"
         case .thresholdUnreachable: "thresholdUnreachable"
         case .interactionNotAllowed: "interactionNotAllowed"
+        case .skipOutsideRead: "skipOutsideRead"
         case .contextInvalidated: "contextInvalidated"
         case .internalFailure: "internalFailure"
         }
@@ -136,8 +139,12 @@ extension DecisionReason: CustomStringConvertible {
             return "\(satisfied) of \(required) required constraints satisfied"
         case .thresholdUnreachable(let possible, let required):
             return "only \(possible) of \(required) required constraints can be satisfied"
+        case .interactionNotAllowed(.skip):
+            return "authentication is needed and the interaction policy is skip: the item is left out"
         case .interactionNotAllowed(let policy):
             return "authentication is needed but the interaction policy is \(policy.rawValue)"
+        case .skipOutsideRead(let operation):
+            return "the skip interaction policy is valid for reads only, not for \(operation)"
         case .contextInvalidated:
             return "the authentication context was invalidated"
         case .internalFailure:
@@ -155,7 +162,8 @@ public struct DecisionReasons: RandomAccessCollection, Hashable, Sendable {
         ) = (nil, nil, nil, nil, nil, nil, nil, nil)
     private var stored = 0
 
-    /// The most reasons a decision keeps; the evaluator never needs more than seven.
+    /// The most reasons a decision keeps. The evaluator records at most one reason per check
+    /// (class, each factor, the threshold, the interaction policy): never more than seven.
     public static let capacity = 8
 
     /// No reasons.

@@ -38,6 +38,8 @@ public struct Evaluator: Sendable {
     /// The options in force.
     public let options: Options
 
+    private static let biometryLeaves: Constraint.LeafSet = [.biometryAny, .biometryCurrentSet]
+
     /// An evaluator with `options`.
     public init(options: Options = Options()) {
         self.options = options
@@ -53,6 +55,11 @@ public struct Evaluator: Sendable {
         _ control: AccessControl, operation: Operation, state: AuthenticationState, now: Timestamp
     ) -> Decision {
         var reasons = DecisionReasons()
+        if state.interaction == .skip && operation != .read {
+            // kSecUseAuthenticationUISkip is only valid for SecItemCopyMatching (spec §5).
+            reasons.append(.skipOutsideRead(operation))
+            return Decision(.deny(.param), reasons: reasons)
+        }
         switch operation {
         case .delete:
             reasons.append(.operationNeedsNoAuthentication(.delete))
@@ -86,7 +93,7 @@ public struct Evaluator: Sendable {
 
         var binding: EnrollmentSetHash?
         let leaves = control.constraint.leaves
-        if !leaves.isDisjoint(with: [.biometryAny, .biometryCurrentSet]) {
+        if !leaves.isDisjoint(with: Self.biometryLeaves) {
             if !state.biometry.isAvailable {
                 reasons.append(.factorUnavailable(.biometry, .biometryNotAvailable))
                 return Decision(.deny(.authFailed), reasons: reasons)
@@ -110,26 +117,27 @@ public struct Evaluator: Sendable {
         _ control: AccessControl, operation: Operation, state: AuthenticationState, now: Timestamp,
         reasons: inout DecisionReasons
     ) -> Decision {
-        guard let constraint = control.constraint(for: operation) else {
-            reasons.append(.privateKeyUsage)
-            return Decision(.deny(.authFailed), reasons: reasons)
-        }
         let protection = control.protection
         if protection.availability == .whenUnlockedWithPasscode, !state.device.isPasscodeSet {
             reasons.append(.passcodeRemoved)
             return Decision(.deny(.itemNotFound), reasons: reasons)
         }
+        guard let constraint = control.constraint(for: operation) else {
+            reasons.append(.privateKeyUsage)
+            return Decision(.deny(.authFailed), reasons: reasons)
+        }
         if let denial = classCheck(protection, state: state, reasons: &reasons) { return denial }
 
         // A bound current-set leaf whose set changed: required → the item is invalidated;
-        // one alternative among others → that alternative is simply unusable.
+        // one alternative among others → that alternative is simply unusable. Without a
+        // usable sensor the set cannot be read, so biometry is merely unavailable.
         var currentSetUsable = true
         if constraint.leaves.contains(.biometryCurrentSet) {
             guard let bound = constraint.boundEnrollment else {
                 reasons.append(.notBound)
                 return Decision(.deny(.param), reasons: reasons)
             }
-            if bound != state.biometry.enrollment {
+            if state.biometry.isAvailable && bound != state.biometry.enrollment {
                 if constraint.threshold == constraint.leaves.count {
                     reasons.append(.enrollmentChanged)
                     return Decision(.deny(options.enrollmentChangeStatus), reasons: reasons)
@@ -183,12 +191,20 @@ public struct Evaluator: Sendable {
             reasons.append(.contextInvalidated)
             return Decision(.deny(.authFailed), reasons: reasons)
         }
-        if state.interaction != .allow {
-            reasons.append(.interactionNotAllowed(state.interaction))
+        switch state.interaction {
+        case .allow:
+            break
+        case .fail:
+            reasons.append(.interactionNotAllowed(.fail))
             return Decision(.deny(.interactionNotAllowed), reasons: reasons)
+        case .skip:
+            // The item is left out of the result; alone, that is "not found" (spec §5, §6.1).
+            reasons.append(.interactionNotAllowed(.skip))
+            return Decision(.deny(.itemNotFound), reasons: reasons)
         }
         let requirement = Self.requirement(
-            choosing: needed, from: candidates, state: state, plus: passwordNeeded ? .applicationPassword : [])
+            choosing: needed, from: candidates, state: state, now: now, plus: passwordNeeded ? .applicationPassword : []
+        )
         return Decision(.authenticate(requirement), reasons: reasons)
     }
 
@@ -212,7 +228,8 @@ public struct Evaluator: Sendable {
 
     /// Every way to prove `needed` more of `candidates`, each with `extra` added.
     private static func requirement(
-        choosing needed: Int, from candidates: Constraint.LeafSet, state: AuthenticationState, plus extra: FactorSet
+        choosing needed: Int, from candidates: Constraint.LeafSet, state: AuthenticationState, now: Timestamp,
+        plus extra: FactorSet
     ) -> Requirement {
         var requirement = Requirement()
         if needed == 0 {
@@ -236,8 +253,12 @@ public struct Evaluator: Sendable {
             }
             if policyLeaf {
                 // userPresence never combines with other leaves: biometry first, passcode as fallback.
-                if state.biometry.unavailability == nil { requirement.append(combination.union(.biometry)) }
-                if state.device.isPasscodeSet { requirement.append(combination.union(.passcode)) }
+                if state.biometry.unavailability == nil && !state.attempts.biometry.isLockedOut(at: now) {
+                    requirement.append(combination.union(.biometry))
+                }
+                if state.device.isPasscodeSet && !state.attempts.passcode.isLockedOut(at: now) {
+                    requirement.append(combination.union(.passcode))
+                }
             } else {
                 requirement.append(combination)
             }
@@ -259,14 +280,24 @@ private struct LeafMatcher {
     func match(
         _ leaf: Constraint.LeafSet, usable: Bool, state: AuthenticationState, reasons: inout DecisionReasons
     ) -> Match {
-        let passcodeUnavailability: Unavailability? = state.device.isPasscodeSet ? nil : .passcodeNotSet
+        let passcodeUnavailability: Unavailability? =
+            if !state.device.isPasscodeSet {
+                .passcodeNotSet
+            } else if state.attempts.passcode.isLockedOut(at: now) {
+                .passcodeLockedOut
+            } else {
+                nil
+            }
+        let biometryUnavailability: Unavailability? =
+            state.biometry.unavailability
+            ?? (state.attempts.biometry.isLockedOut(at: now) ? .biometryLockedOut : nil)
         switch leaf {
         case .passcode:
             return factor(.passcode, unavailable: passcodeUnavailability, state: state, reasons: &reasons)
         case .biometryAny:
-            return factor(.biometry, unavailable: state.biometry.unavailability, state: state, reasons: &reasons)
+            return factor(.biometry, unavailable: biometryUnavailability, state: state, reasons: &reasons)
         case .biometryCurrentSet:
-            let unavailable = usable ? state.biometry.unavailability : .enrollmentChanged
+            let unavailable = usable ? biometryUnavailability : .enrollmentChanged
             return factor(.biometry, unavailable: unavailable, requireBound: true, state: state, reasons: &reasons)
         case .companion:
             let unavailable: Unavailability? = state.isCompanionAvailable ? nil : .companionNotAvailable
@@ -286,30 +317,31 @@ private struct LeafMatcher {
         factor(.applicationPassword, unavailable: nil, state: state, reasons: &reasons)
     }
 
+    /// One reason per factor: unavailable wins over any proof (fail closed), then a fresh
+    /// proof, a proof under another enrollment set, a stale proof, or no proof.
     private func factor(
         _ factor: Factor, unavailable: Unavailability?, requireBound: Bool = false, state: AuthenticationState,
         reasons: inout DecisionReasons
     ) -> Match {
-        if !state.isInvalidated, let time = state.proofs[factor]?.time {
-            let age = time.nanoseconds(until: now)
-            let seconds = Int32(clamping: age / 1_000_000_000)
-            if requireBound && state.proofs[factor]?.enrollment != bound {
-                reasons.append(.proofForOtherEnrollment)
-            } else if age >= 0 && seconds <= state.reuseSeconds {
-                reasons.append(.factorProved(factor, secondsAgo: seconds))
-                return .satisfied
-            } else {
-                let reuse = Int32(clamping: state.reuseSeconds)
-                reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: reuse))
-            }
-            if let unavailable { reasons.append(.factorUnavailable(factor, unavailable)) }
-            return unavailable == nil ? .promptable : .impossible
-        }
         if let unavailable {
             reasons.append(.factorUnavailable(factor, unavailable))
             return .impossible
         }
-        reasons.append(.factorMissing(factor))
+        guard !state.isInvalidated, let time = state.proofs[factor]?.time else {
+            reasons.append(.factorMissing(factor))
+            return .promptable
+        }
+        let age = time.nanoseconds(until: now)
+        let seconds = Int32(clamping: age / 1_000_000_000)
+        if requireBound && state.proofs[factor]?.enrollment != bound {
+            reasons.append(.proofForOtherEnrollment)
+        } else if age >= 0 && seconds <= state.reuseSeconds {
+            reasons.append(.factorProved(factor, secondsAgo: seconds))
+            return .satisfied
+        } else {
+            let reuse = Int32(clamping: state.reuseSeconds)
+            reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: reuse))
+        }
         return .promptable
     }
 }

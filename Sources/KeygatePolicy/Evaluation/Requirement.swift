@@ -3,13 +3,13 @@
 ///
 /// The evaluator lists only factors that are missing or stale and only alternatives that
 /// are possible now (biometry locked out is left out, so `userPresence` asks for the
-/// passcode alone). Stored inline in five bytes.
+/// passcode alone). Stored inline, so building one never allocates.
 public struct Requirement: Hashable, Sendable, CustomStringConvertible {
     private var packed: UInt32 = 0
     /// How many alternatives there are.
     public private(set) var count: Int = 0
 
-    /// The most alternatives a flat Apple tree can produce (3 leaves, choose 1 or 2).
+    /// Room for the alternatives of a flat Apple tree (at most 3: three leaves, choose one or two).
     public static let capacity = 4
 
     /// No alternative (nothing would satisfy it).

@@ -57,6 +57,9 @@ public struct ContextFile: Sendable {
             let factor = Factor(rawValue: try factorField.choice(Factor.allCases.map(\.rawValue)))!
             guard let agoField = proof["secondsAgo"] else { throw entry.error("a proof needs 'secondsAgo'") }
             let secondsAgo = try agoField.int()
+            guard (-1_000_000_000...1_000_000_000).contains(secondsAgo) else {
+                throw agoField.error("secondsAgo must be within ±1000000000")
+            }
             var enrollment: EnrollmentSetHash?
             if let value = proof["enrolled"] {
                 guard factor == .biometry else { throw value.error("only a biometry proof has an enrollment set") }

@@ -78,7 +78,7 @@ public struct KeygateStatus: RawRepresentable, Hashable, Sendable, Codable, Cust
         self.init(rawValue: entry.key)
     }
 
-    /// `errSecName (number)`, or the number alone for an unnamed code.
+    /// `errSecName number` (for example `errSecParam -50`), or `OSStatus number` for an unnamed code.
     public var description: String {
         if let name { return "\(name) \(rawValue)" }
         return "OSStatus \(rawValue)"

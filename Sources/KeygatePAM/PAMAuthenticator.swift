@@ -1,0 +1,127 @@
+public import KeygatePolicy
+
+/// Proves presence through PAM: the passcode factor through one service (default
+/// `keygate`, for example `pam_unix`), the biometry factor through another (default
+/// `keygate-biometry`, for example `pam_fprintd` or Howdy), so Keygate knows which factor
+/// was proved.
+///
+/// Each attempt runs on a fresh PAM handle (`pam_start`, `pam_authenticate`,
+/// `pam_acct_mgmt`, `pam_end`) on a dedicated thread. The PAM user is always the owner of
+/// this process. Alternatives are tried in the requirement's order, biometry first, falling
+/// back to the next one when biometry is unavailable, fails or is locked out, as
+/// `LAPolicy.deviceOwnerAuthentication` does; a cancel ends the attempt at once.
+///
+/// Keygate keeps its own failure counter (``Configuration/attemptPolicy``), recorded in the
+/// context, so N failures lock the factor out even when the PAM stack has no
+/// `pam_faillock`; a locked-out factor is refused without asking PAM. libpam's own failure
+/// delay is replaced (PAM_FAIL_DELAY) by ``Configuration/failureDelay``, applied after the
+/// handle is closed.
+///
+/// ```swift
+/// let authenticator = try PAMAuthenticator(source: TerminalPassphraseSource.open()!)
+/// let outcome = await authenticator.authenticate(requirement, prompt: "Read the payment token", context: context)
+/// ```
+public struct PAMAuthenticator: Authenticator {
+    /// Services, limits and the libpam to use.
+    public struct Configuration: Sendable {
+        /// The PAM service that proves the passcode factor.
+        public var passcodeService: String
+        /// The PAM service that proves the biometry factor.
+        public var biometryService: String
+        /// Keygate's failure counter.
+        public var attemptPolicy: AttemptPolicy
+        /// How long a failed attempt waits before it returns (Keygate's back-off).
+        public var failureDelay: Duration
+        /// The libpam to call.
+        public var library: PAMLibrary
+
+        /// A configuration; the defaults are the `keygate` and `keygate-biometry` services,
+        /// 5 failures in 15 minutes lock out for 5 minutes, a 2 s delay after a failure, and
+        /// the system libpam.
+        public init(
+            passcodeService: String = "keygate", biometryService: String = "keygate-biometry",
+            attemptPolicy: AttemptPolicy = AttemptPolicy(), failureDelay: Duration = .seconds(2),
+            library: PAMLibrary = .system
+        ) {
+            self.passcodeService = passcodeService
+            self.biometryService = biometryService
+            self.attemptPolicy = attemptPolicy
+            self.failureDelay = failureDelay
+            self.library = library
+        }
+    }
+
+    /// The configuration in force.
+    public let configuration: Configuration
+    /// Where answers come from.
+    public let source: any PassphraseSource
+    /// The PAM user: the owner of this process.
+    public let user: String
+
+    /// An authenticator for the owner of this process.
+    /// - Throws: ``KeygateError`` with `errSecNotAvailable` when the process owner has no passwd entry.
+    public init(configuration: Configuration = Configuration(), source: any PassphraseSource) throws(KeygateError) {
+        self.configuration = configuration
+        self.source = source
+        self.user = try ProcessOwner.userName()
+    }
+
+    /// Proves one alternative of `requirement`, trying them in order.
+    public func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
+        -> AuthenticationOutcome
+    {
+        var last = AuthenticationOutcome.unavailable("nothing can satisfy the requirement")
+        alternatives: for alternative in requirement.alternatives {
+            var proved = FactorSet()
+            for factor in alternative.factors {
+                let outcome = await prove(factor, prompt: prompt, context: context)
+                switch outcome {
+                case .proved(let factors):
+                    proved.formUnion(factors)
+                case .cancelled:
+                    return .cancelled
+                case .failed, .lockedOut, .unavailable:
+                    last = outcome
+                    continue alternatives
+                }
+            }
+            return .proved(proved)
+        }
+        return last
+    }
+
+    /// Proves one factor with one PAM transaction and records the result in `context`.
+    public func prove(_ factor: Factor, prompt: String, context: AuthenticationContext) async -> AuthenticationOutcome {
+        let service: String
+        switch factor {
+        case .passcode: service = configuration.passcodeService
+        case .biometry: service = configuration.biometryService
+        case .companion, .applicationPassword:
+            return .unavailable("PAM cannot prove the \(factor) factor")
+        }
+        if let until = context.lockout(of: factor) { return .lockedOut(factor, until: until) }
+        if factor == .biometry && context.state.biometry.isLockedOut { return .lockedOut(.biometry, until: nil) }
+        guard PAMServiceLocator.locate(service, library: configuration.library) != nil else {
+            let places = PAMServiceLocator.directories(library: configuration.library).joined(separator: ", ")
+            return .unavailable("PAM service '\(service)' is not configured (no file in \(places))")
+        }
+        let conversation = PAMConversation(source: source, service: service, factor: factor, reason: prompt)
+        let library = configuration.library
+        let user = self.user
+        let result = await DedicatedThread.run {
+            PAMTransaction.run(library: library, service: service, user: user, conversation: conversation)
+        }
+        let outcome = PAMOutcomeMapping.outcome(of: result, factor: factor, service: service)
+        switch outcome {
+        case .proved:
+            context.recordProof(of: factor)
+        case .failed:
+            let lockedUntil = context.recordFailure(of: factor, policy: configuration.attemptPolicy)
+            if configuration.failureDelay > .zero { try? await Task.sleep(for: configuration.failureDelay) }
+            if let lockedUntil { return .lockedOut(factor, until: lockedUntil) }
+        case .cancelled, .lockedOut, .unavailable:
+            break
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,29 @@
+import Glibc
+public import KeygatePolicy
+
+/// The account that owns this process: the only account Keygate ever proves presence for.
+///
+/// Resolved from the effective uid with `getpwuid_r`, never from a name a caller passes or
+/// from `$USER`, so proving another account's password cannot unlock this user's items.
+public enum ProcessOwner {
+    /// The effective user's login name.
+    /// - Throws: ``KeygateError`` with `errSecNotAvailable` when the uid has no passwd entry.
+    public static func userName() throws(KeygateError) -> String {
+        let uid = geteuid()
+        var record = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var size = max(sysconf(Int32(_SC_GETPW_R_SIZE_MAX)), 1024)
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let code = getpwuid_r(uid, &record, &buffer, buffer.count, &found)
+            if code == ERANGE && size < 1 << 20 {
+                size *= 2
+                continue
+            }
+            guard code == 0, found != nil, let name = record.pw_name else {
+                throw KeygateError(.notAvailable, "no passwd entry for uid \(uid)")
+            }
+            return String(cString: name)
+        }
+    }
+}

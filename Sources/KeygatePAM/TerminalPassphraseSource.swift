@@ -1,0 +1,132 @@
+import Glibc
+import Synchronization
+
+/// Asks on the controlling terminal (`/dev/tty`) with echo off, like `sudo` and `ssh`.
+///
+/// The terminal is put in a non-canonical mode without echo and without signal keys, so
+/// Ctrl-C and Ctrl-D arrive as bytes: Ctrl-C, or end of file on an empty line, cancels.
+/// Backspace and Ctrl-U edit. The saved terminal settings are restored on every path,
+/// including SIGTERM, SIGHUP, SIGINT and SIGQUIT sent from outside while a prompt is open
+/// (the handler restores the terminal, then lets the signal take its default action).
+public final class TerminalPassphraseSource: PassphraseSource {
+    private let descriptor: Int32
+    private let lock = Mutex(())
+
+    /// Opens the controlling terminal, or returns nil when the process has none (a service,
+    /// CI): then no prompt can be shown and callers must not wait for one.
+    public static func open(path: String = "/dev/tty") -> TerminalPassphraseSource? {
+        let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        guard isatty(descriptor) == 1 else {
+            close(descriptor)
+            return nil
+        }
+        return TerminalPassphraseSource(descriptor: descriptor)
+    }
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// Shows the reason and the module's prompt, then reads one answer.
+    public func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
+        lock.withLock { _ in
+            if !prompt.reason.isEmpty { writeText("keygate: \(prompt.reason)\n") }
+            writeText(prompt.text)
+            var saved = termios()
+            guard tcgetattr(descriptor, &saved) == 0 else { return nil }
+            var raw = saved
+            let off = tcflag_t(ICANON) | tcflag_t(ISIG) | (prompt.echo ? 0 : tcflag_t(ECHO))
+            raw.c_lflag &= ~off
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            TerminalRestorer.arm(descriptor: descriptor, settings: saved)
+            defer {
+                _ = tcsetattr(descriptor, TCSAFLUSH, &saved)
+                TerminalRestorer.disarm()
+                writeText("\n")
+            }
+            guard tcsetattr(descriptor, TCSAFLUSH, &raw) == 0 else { return nil }
+            return readAnswer()
+        }
+    }
+
+    /// Prints the message on the terminal.
+    public func show(_ message: PAMMessage) {
+        lock.withLock { _ in writeText("\(message)\n") }
+    }
+
+    private func readAnswer() -> Passphrase? {
+        var line = [UInt8](repeating: 0, count: FileDescriptorPassphraseSource.maximumLength)
+        defer { explicit_bzero(&line, line.count) }
+        var length = 0
+        var byte: UInt8 = 0
+        defer { byte = 0 }
+        while true {
+            let got = read(descriptor, &byte, 1)
+            if got < 0 && errno == EINTR { continue }
+            guard got == 1 else { return nil }  // end of file or error: cancel
+            switch byte {
+            case 0x0a, 0x0d:
+                return Passphrase(bytes: line[0..<length])
+            case 0x03:  // Ctrl-C
+                return nil
+            case 0x04:  // Ctrl-D
+                if length == 0 { return nil }
+            case 0x7f, 0x08:  // backspace
+                if length > 0 { length -= 1 }
+            case 0x15:  // Ctrl-U
+                length = 0
+            default:
+                if length < line.count {
+                    line[length] = byte
+                    length += 1
+                }
+            }
+        }
+    }
+
+    private func writeText(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Restores the terminal when a signal arrives while a prompt has it in raw mode.
+private enum TerminalRestorer {
+    // Written before the handlers are installed and read only by them; plain values, so the
+    // handler touches no lazily initialised or reference-counted state.
+    nonisolated(unsafe) static var descriptor: Int32 = -1
+    nonisolated(unsafe) static var settings = termios()
+    nonisolated(unsafe) static var previous: [Int32: sigaction] = [:]
+    static let signals: [Int32] = [SIGTERM, SIGHUP, SIGINT, SIGQUIT]
+
+    static func arm(descriptor: Int32, settings: termios) {
+        Self.descriptor = descriptor
+        Self.settings = settings
+        for signal in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { received in
+                if TerminalRestorer.descriptor >= 0 {
+                    _ = tcsetattr(TerminalRestorer.descriptor, TCSANOW, &TerminalRestorer.settings)
+                }
+                Glibc.signal(received, SIG_DFL)
+                raise(received)
+            }
+            sigemptyset(&action.sa_mask)
+            var old = sigaction()
+            sigaction(signal, &action, &old)
+            previous[signal] = old
+        }
+    }
+
+    static func disarm() {
+        for signal in signals {
+            if var old = previous[signal] { sigaction(signal, &old, nil) }
+        }
+        previous = [:]
+        descriptor = -1
+    }
+}

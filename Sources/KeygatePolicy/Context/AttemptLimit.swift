@@ -1,0 +1,86 @@
+/// Keygate's own failure counter: `maxFailures` failures of a factor within `windowSeconds`
+/// lock that factor out for `lockoutSeconds`, whatever the PAM stack does (spec §4.3 uses 5).
+public struct AttemptPolicy: Hashable, Sendable {
+    /// Failures that lock the factor out (Apple: 5).
+    public var maxFailures: Int
+    /// The window in which failures are counted (pam_faillock's default `fail_interval` is 900 s).
+    public var windowSeconds: Int
+    /// How long a lockout lasts.
+    public var lockoutSeconds: Int
+
+    /// A policy; the defaults are 5 failures within 15 minutes lock out for 5 minutes.
+    public init(maxFailures: Int = 5, windowSeconds: Int = 900, lockoutSeconds: Int = 300) {
+        self.maxFailures = max(maxFailures, 1)
+        self.windowSeconds = max(windowSeconds, 1)
+        self.lockoutSeconds = max(lockoutSeconds, 0)
+    }
+}
+
+/// The failures of one factor within the current window, and its lockout.
+public struct AttemptRecord: Hashable, Sendable {
+    /// Failures counted in the current window.
+    public var failures: Int
+    /// When the current window began (the first failure in it).
+    public var windowStart: Timestamp?
+    /// The factor is locked out until this time.
+    public var lockedUntil: Timestamp?
+
+    /// A record; the default has no failures.
+    public init(failures: Int = 0, windowStart: Timestamp? = nil, lockedUntil: Timestamp? = nil) {
+        self.failures = failures
+        self.windowStart = windowStart
+        self.lockedUntil = lockedUntil
+    }
+
+    /// True while locked out at `now`.
+    public func isLockedOut(at now: Timestamp) -> Bool {
+        guard let lockedUntil else { return false }
+        return now < lockedUntil
+    }
+
+    /// Counts a failure at `now` under `policy`. - Returns: true when this failure started a lockout.
+    public mutating func recordFailure(at now: Timestamp, policy: AttemptPolicy) -> Bool {
+        if let start = windowStart, start.nanoseconds(until: now) / 1_000_000_000 < Int64(policy.windowSeconds),
+            start <= now
+        {
+            failures += 1
+        } else {
+            windowStart = now
+            failures = 1
+        }
+        guard failures >= policy.maxFailures, !isLockedOut(at: now) else { return false }
+        lockedUntil = now.adding(seconds: Double(policy.lockoutSeconds))
+        failures = 0
+        windowStart = nil
+        return true
+    }
+}
+
+/// The attempt records of the factors Keygate counts.
+public struct FactorAttempts: Hashable, Sendable {
+    /// The passcode's record.
+    public var passcode = AttemptRecord()
+    /// Biometry's record.
+    public var biometry = AttemptRecord()
+
+    /// No failures.
+    public init() {}
+
+    /// The record of `factor`; the companion and application-password factors are not counted.
+    public subscript(factor: Factor) -> AttemptRecord {
+        get {
+            switch factor {
+            case .passcode: passcode
+            case .biometry: biometry
+            case .companion, .applicationPassword: AttemptRecord()
+            }
+        }
+        set {
+            switch factor {
+            case .passcode: passcode = newValue
+            case .biometry: biometry = newValue
+            case .companion, .applicationPassword: break
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// Proves the factors the evaluator asks for and records them in the context.
+///
+/// An implementation is given the ``Requirement`` of an `authenticate` decision, the prompt
+/// for the operation, and the caller's context. It tries the alternatives in order (biometry
+/// first, like `LAPolicy.deviceOwnerAuthentication`), falling back to the next one when a
+/// factor is unavailable, fails or is locked out, and stops at once when the user cancels.
+/// Every successful proof is recorded with ``AuthenticationContext/recordProof(of:)`` and every
+/// failure with ``AuthenticationContext/recordFailure(of:policy:)``, so the evaluator sees them.
+///
+/// Duties of a conforming type:
+/// - never report `proved` unless every factor of one alternative was proved and recorded;
+/// - report a cancel as ``AuthenticationOutcome/cancelled``, whatever code the mechanism gave;
+/// - refuse to try a factor that the context says is locked out;
+/// - never keep, log or return a passphrase.
+public protocol Authenticator: Sendable {
+    /// Proves one alternative of `requirement` and records the proofs in `context`.
+    /// - Parameters:
+    ///   - requirement: the alternatives from the evaluator's `authenticate` decision.
+    ///   - prompt: why the user is asked, for example "Read the payment token".
+    ///   - context: where proofs, failures and lockouts are recorded.
+    func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
+        -> AuthenticationOutcome
+}
+
+/// How an authentication attempt ended.
+public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
+    /// These factors were proved and recorded.
+    case proved(FactorSet)
+    /// A factor was not proved (wrong password, no match, account refused); `message` is the
+    /// mechanism's explanation when it gave one (never a secret).
+    case failed(Factor, message: String)
+    /// The user cancelled.
+    case cancelled
+    /// The factor is locked out after too many failures, until `until` when known.
+    case lockedOut(Factor, until: Timestamp?)
+    /// The mechanism cannot be used (not configured, no device); the reason names it.
+    case unavailable(String)
+
+    /// The status a keychain call reports for this outcome, nil for `proved` (spec §4.5):
+    /// cancel → `errSecUserCanceled`; failure and lockout → `errSecAuthFailed`;
+    /// unavailable → `errSecNotAvailable`.
+    public var status: KeygateStatus? {
+        switch self {
+        case .proved: nil
+        case .failed, .lockedOut: .authFailed
+        case .cancelled: .userCanceled
+        case .unavailable: .notAvailable
+        }
+    }
+
+    /// A readable summary (no secrets).
+    public var description: String {
+        switch self {
+        case .proved(let factors): "proved \(factors)"
+        case .failed(let factor, let message): "\(factor) failed: \(message)"
+        case .cancelled: "cancelled by the user"
+        case .lockedOut(let factor, let until):
+            "\(factor) is locked out after too many failures" + (until.map { " until \($0)" } ?? "")
+        case .unavailable(let reason): "unavailable: \(reason)"
+        }
+    }
+}
