@@ -9,6 +9,9 @@ import KeygatePolicy
 /// services are written before the library is loaded. The library is loaded with dlopen
 /// (no LD_PRELOAD): tests cannot silently reach the real /etc/pam.d. When pam_wrapper is
 /// missing or inactive, `library` throws and every PAM test fails; none is skipped.
+/// The fixture directory, removed when the test process exits.
+nonisolated(unsafe) private var fixtureRoot: String?
+
 enum PAMFixture {
     static let modules = "/usr/lib/x86_64-linux-gnu/pam_wrapper"
     static let passcode = "s3cret-passcode"
@@ -56,6 +59,8 @@ enum PAMFixture {
             } catch {
                 throw KeygateError(.io, "cannot write the PAM fixture: \(error)")
             }
+            fixtureRoot = root
+            atexit { if let root = fixtureRoot { try? FileManager.default.removeItem(atPath: root) } }
             unsetenv("PAM_MATRIX_PASSWD")
             setenv("PAM_WRAPPER_SERVICE_DIR", services, 1)
             setenv("PAM_WRAPPER", "1", 1)
