@@ -25,7 +25,7 @@ let package = Package(
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy"]),
         // The command-line tool.
-        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy"]),
+        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM"]),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(

@@ -98,7 +98,7 @@ enum DemoCommand {
             protection: .whenUnlockedThisDeviceOnly, operation: .add, state: state()),
     ]
 
-    static func run(_ words: ArraySlice<String>) -> ExitStatus {
+    @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         do throws(Arguments.UsageError) {
             let arguments = try Arguments(words, options: [])
             if arguments.wantsHelp {

@@ -24,7 +24,7 @@ enum EvaluateCommand {
         \(Arguments.helpLines(options))
         """
 
-    static func run(_ words: ArraySlice<String>) -> ExitStatus {
+    @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         let arguments: Arguments
         let path: String
         do throws(Arguments.UsageError) {

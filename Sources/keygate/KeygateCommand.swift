@@ -15,10 +15,12 @@ enum KeygateCommand {
     ]
 
     /// The commands, by name.
-    static let commands: [(name: String, summary: String, run: @Sendable (ArraySlice<String>) -> ExitStatus)] = [
-        ("evaluate", "decide an access control against a context file (dry run)", EvaluateCommand.run),
-        ("demo", "show the engine's decisions for realistic situations", DemoCommand.run),
-    ]
+    static let commands:
+        [(name: String, summary: String, run: @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus)] = [
+            ("evaluate", "decide an access control against a context file (dry run)", EvaluateCommand.run),
+            ("prove", "prove presence through PAM now (checks your PAM set-up)", ProveCommand.run),
+            ("demo", "show the engine's decisions for realistic situations", DemoCommand.run),
+        ]
 
     static let usage = """
         usage: keygate [global options] <command> [options]
@@ -33,7 +35,9 @@ enum KeygateCommand {
         """
 
     /// Runs the command line and returns the exit status.
-    static func run(_ words: [String]) -> ExitStatus {
+    static func run(_ words: [String]) async -> ExitStatus {
+        let invocation:
+            (GlobalOptions, ArraySlice<String>, run: @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus)
         do throws(Arguments.UsageError) {
             let global = try Arguments(words[...], options: globalOptions, stopAtPositional: true)
             guard let name = global.positionals.first else {
@@ -50,10 +54,11 @@ enum KeygateCommand {
             guard let command = commands.first(where: { $0.name == name }) else {
                 throw Arguments.UsageError(message: "unknown command '\(name)'")
             }
-            return command.run(global.positionals.dropFirst())
+            invocation = (try GlobalOptions(global), global.positionals.dropFirst(), command.run)
         } catch {
             return fail(usage: error, help: usage)
         }
+        return await invocation.run(invocation.0, invocation.1)
     }
 
     /// Reports a usage error (exit 2).

@@ -1,3 +1,3 @@
 import Foundation
 
-exit(KeygateCommand.run(Array(CommandLine.arguments.dropFirst())).rawValue)
+exit(await KeygateCommand.run(Array(CommandLine.arguments.dropFirst())).rawValue)

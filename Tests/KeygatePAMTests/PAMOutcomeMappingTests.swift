@@ -1,6 +1,7 @@
-@testable import KeygatePAM
 import KeygatePolicy
 import Testing
+
+@testable import KeygatePAM
 
 /// The one table from PAM results to outcomes, row by row (pam-recipe §6).
 @Suite struct PAMOutcomeMappingTests {

@@ -23,11 +23,15 @@ struct PAMFunctions: @unchecked Sendable {
     let strerror: StrError
     let wrapperEnabled: WrapperEnabled?
 
-    /// The libpam this program is linked with.
+    /// The libpam this program is linked with; when pam_wrapper was preloaded (LD_PRELOAD), its
+    /// `pam_wrapper_enabled` is found too, so the service directory it reads can be told.
     static let linked = PAMFunctions(
         start: { pam_start($0, $1, $2, $3) }, authenticate: { pam_authenticate($0, $1) },
         acctMgmt: { pam_acct_mgmt($0, $1) }, end: { pam_end($0, $1) },
-        setItem: { pam_set_item($0, $1, $2) }, strerror: { pam_strerror($0, $1) }, wrapperEnabled: nil)
+        setItem: { pam_set_item($0, $1, $2) }, strerror: { pam_strerror($0, $1) },
+        wrapperEnabled: dlopen(nil, RTLD_NOW).flatMap { dlsym($0, "pam_wrapper_enabled") }.map {
+            unsafeBitCast($0, to: WrapperEnabled.self)
+        })
 
     /// The table of a shared library loaded with `dlopen`, or an error naming what is missing.
     struct LoadError: Error {

@@ -5,7 +5,7 @@ import Glibc
 enum PAMServiceLocator {
     /// The directories libpam reads service files from, in order.
     static func directories(library: PAMLibrary) -> [String] {
-        if library.functions.wrapperEnabled != nil, let dir = getenv("PAM_WRAPPER_SERVICE_DIR") {
+        if library.isWrapperActive, let dir = getenv("PAM_WRAPPER_SERVICE_DIR") {
             return [String(cString: dir)]
         }
         return ["/etc/pam.d", "/usr/lib/pam.d", "/usr/share/pam.d"]

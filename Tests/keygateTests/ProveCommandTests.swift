@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// `keygate prove` in a subprocess, under pam_wrapper (and nss_wrapper for pam_faillock).
+@Suite struct ProveCommandTests {
+    @Test func rightWrongAndMissingPassphraseThroughTheDescriptor() throws {
+        let world = try PAMWorld()
+        try world.matrixService("keygate", user: PAMWorld.currentUser(), password: "s3cret")
+        let env = world.environment
+        var result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove"], stdin: Data("s3cret\n".utf8), environment: env)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("proved passcode for \(PAMWorld.currentUser()) in "))
+        result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove"], stdin: Data("wrong\n".utf8), environment: env)
+        #expect(result.status == 5)
+        #expect(result.lastErrorLine == "keygate: passcode failed: authentication failed (errSecAuthFailed -25293)")
+        result = try KeygateBinary.run(["--passphrase-fd", "0", "prove"], environment: env)
+        #expect(result.status == 6)
+        #expect(result.lastErrorLine == "keygate: cancelled by the user (errSecUserCanceled -128)")
+    }
+
+    @Test func oneDescriptorAnswersTheBiometryServiceToo() throws {
+        let world = try PAMWorld()
+        try world.matrixService("fingerprint", user: PAMWorld.currentUser(), password: "touch")
+        let result = try KeygateBinary.run(
+            ["--pam-biometry-service", "fingerprint", "--passphrase-fd", "0", "prove", "--factor", "presence"],
+            stdin: Data("touch\n".utf8), environment: world.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("proved biometry"))
+    }
+
+    @Test func missingServiceIsNamed() throws {
+        let world = try PAMWorld()
+        let result = try KeygateBinary.run(
+            ["--pam-service", "keygate-missing", "--passphrase-fd", "0", "prove"], stdin: Data("x\n".utf8),
+            environment: world.environment)
+        #expect(result.status == 1)
+        #expect(result.lastErrorLine.contains("PAM service 'keygate-missing' is not configured"))
+    }
+
+    @Test func noTerminalAndNoDescriptorNeverHangs() throws {
+        let world = try PAMWorld()
+        try world.matrixService("keygate", user: PAMWorld.currentUser(), password: "s3cret")
+        for arguments in [["prove"], ["--no-interaction", "prove"]] {
+            let result = try KeygateBinary.run(arguments, environment: world.environment)
+            #expect(result.status == 7)
+            #expect(result.lastErrorLine.hasSuffix("(errSecInteractionNotAllowed -25308)"))
+        }
+    }
+
+    /// pam_faillock counts failures only for users in passwd; nss_wrapper supplies a fake one,
+    /// so the lockout is tested with no real account and no /etc/pam.d edit (pam-recipe §7.2).
+    @Test func pamFaillockLocksOutAFakeUser() throws {
+        let world = try PAMWorld()
+        try world.useFakeUser("kgalice")
+        let tally = world.directory.url.appendingPathComponent("faillock").path
+        try FileManager.default.createDirectory(atPath: tally, withIntermediateDirectories: true)
+        let passdb = try world.directory.file("passdb", contents: "kgalice:right-pw:keygate\n")
+        let options = "dir=\(tally) deny=3 unlock_time=600 even_deny_root root_unlock_time=600 nodelay"
+        try world.service(
+            "keygate",
+            """
+            auth     required                 pam_faillock.so preauth \(options)
+            auth     [success=1 default=bad]  \(PAMWorld.modules)/pam_matrix.so passdb=\(passdb)
+            auth     [default=die]            pam_faillock.so authfail \(options)
+            auth     sufficient               pam_faillock.so authsucc \(options)
+            auth     required                 pam_deny.so
+            account  required                 pam_faillock.so dir=\(tally)
+            account  required                 \(PAMWorld.modules)/pam_matrix.so passdb=\(passdb)
+
+            """)
+        let env = world.environment
+        var result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove"], stdin: Data("right-pw\n".utf8), environment: env)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("proved passcode for kgalice"))
+        for _ in 0..<3 {
+            result = try KeygateBinary.run(
+                ["--passphrase-fd", "0", "prove"], stdin: Data("bad\n".utf8), environment: env)
+            #expect(result.status == 5)
+        }
+        // Locked by pam_faillock: even the right password is refused, and the module says why.
+        result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove"], stdin: Data("right-pw\n".utf8), environment: env)
+        #expect(result.status == 5)
+        #expect(result.stderr.contains("The account is locked due to 3 failed logins."), "\(result.stderr)")
+    }
+}
