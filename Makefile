@@ -41,5 +41,7 @@ format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
 
 bench:
+	$(SWIFT) build -c release --product keygate-bench-pam
+	.build/release/keygate-bench-pam
 	$(SWIFT) build -c release --product keygate-bench-evaluator
 	.build/release/keygate-bench-evaluator

@@ -30,6 +30,8 @@ let package = Package(
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(
             name: "keygate-bench-evaluator", dependencies: ["KeygatePolicy"], path: "Benchmarks/EvaluatorBenchmark"),
+        .executableTarget(
+            name: "keygate-bench-pam", dependencies: ["KeygatePolicy", "KeygatePAM"], path: "Benchmarks/PAMBenchmark"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),

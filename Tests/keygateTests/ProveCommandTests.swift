@@ -87,3 +87,31 @@ import Testing
         #expect(result.stderr.contains("The account is locked due to 3 failed logins."), "\(result.stderr)")
     }
 }
+
+/// The shipped service files (Policies/pam.d) load and behave under pam_wrapper: pam_unix
+/// refuses a wrong password with a plain failure, and the biometry service without fprintd
+/// is unavailable, so presence falls back to the passcode.
+@Suite struct ShippedPAMServiceTests {
+    static let policies: String = {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/") + "/Policies/pam.d"
+    }()
+
+    @Test func shippedServicesLoad() throws {
+        let world = try PAMWorld()
+        let tally = world.directory.url.appendingPathComponent("faillock").path
+        try FileManager.default.createDirectory(atPath: tally, withIntermediateDirectories: true)
+        let passcode = try String(contentsOfFile: Self.policies + "/keygate", encoding: .utf8)
+            .replacingOccurrences(of: "pam_faillock.so", with: "pam_faillock.so dir=\(tally)")
+        try world.service("keygate", passcode)
+        try world.service(
+            "keygate-biometry", try String(contentsOfFile: Self.policies + "/keygate-biometry", encoding: .utf8))
+        let result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove", "--factor", "presence"], stdin: Data("not-the-password\n".utf8),
+            environment: world.environment)
+        // pam_fprintd is not installed here: biometry is unavailable; the passcode is then tried and refused.
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(result.lastErrorLine == "keygate: passcode failed: authentication failed (errSecAuthFailed -25293)")
+    }
+}
