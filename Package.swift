@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
         .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
+        .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
     ],
@@ -22,6 +23,11 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         // PAM-backed authenticators for the passcode and biometry factors.
         .target(name: "KeygatePAM", dependencies: ["KeygatePolicy", "CPAM"]),
+        // SQLite and libsodium (Debian libsqlite3-dev, libsodium-dev): module map and shim header only.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
+        .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "CSQLite", "CSodium"]),
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy"]),
         // The command-line tool.

@@ -1,0 +1,82 @@
+public import KeygatePolicy
+import Synchronization
+
+/// An item store in memory, for tests and short-lived processes. Values are kept in wiped
+/// buffers, not encrypted.
+public final class InMemoryItemStore: ItemStore {
+    private struct State {
+        var nextID: Int64 = 1
+        var items: [ItemID: (fields: ItemFields, data: SecretData)] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// An empty store.
+    public init() {}
+
+    /// The items matching `filter`, in the order they were added.
+    public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
+        state.withLock { state in
+            state.items.filter { filter.matches($0.value.fields) }.sorted { $0.key < $1.key }
+                .map { ItemRecord(id: $0.key, fields: $0.value.fields, sealed: .plain($0.value.data)) }
+        }
+    }
+
+    /// The value, if the item still holds exactly the record's fields and value.
+    public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
+        guard case .plain(let data) = item.sealed else {
+            throw KeygateError(.decode, "the record was not read from this store")
+        }
+        let current = state.withLock { $0.items[item.id] }
+        guard let current else { throw KeygateError(.itemNotFound, "the item was deleted") }
+        guard current.fields == item.fields, current.data === data else {
+            throw KeygateError(.decode, "the item changed since it was read")
+        }
+        return data
+    }
+
+    /// Adds items, all or none.
+    @discardableResult
+    public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+        try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
+            var next = state
+            var records: [ItemRecord] = []
+            for item in items {
+                guard !next.items.values.contains(where: { $0.fields.identity == item.fields.identity }) else {
+                    throw KeygateError(.duplicateItem, "an item \(item.fields.identity) already exists")
+                }
+                let id = ItemID(next.nextID)
+                next.nextID += 1
+                next.items[id] = (item.fields, item.data)
+                records.append(ItemRecord(id: id, fields: item.fields, sealed: .plain(item.data)))
+            }
+            state = next
+            return records
+        }
+    }
+
+    /// Replaces items, all or none.
+    public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+        try state.withLock { (state: inout State) throws(KeygateError) in
+            var next = state
+            for replacement in replacements {
+                guard next.items[replacement.id] != nil else {
+                    throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
+                }
+                next.items[replacement.id] = (replacement.fields, replacement.data)
+            }
+            var seen = Set<ItemIdentity>()
+            for value in next.items.values where !seen.insert(value.fields.identity).inserted {
+                throw KeygateError(.duplicateItem, "an item \(value.fields.identity) already exists")
+            }
+            state = next
+        }
+    }
+
+    /// Deletes items.
+    public func delete(_ ids: [ItemID]) throws(KeygateError) {
+        state.withLock { state in
+            for id in ids { state.items[id] = nil }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+public import KeygatePolicy
+
+/// The primary key of a generic-password item (spec §7.1): access group, account, service
+/// and whether it is synchronizable. "No account" is the empty string, itself a value.
+public struct ItemIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The access group the item belongs to.
+    public var accessGroup: String
+    /// The account (`kSecAttrAccount`), "" when none.
+    public var account: String
+    /// The service (`kSecAttrService`), "" when none.
+    public var service: String
+    /// Whether the item is synchronizable (`kSecAttrSynchronizable`).
+    public var synchronizable: Bool
+
+    /// An identity.
+    public init(accessGroup: String, account: String, service: String, synchronizable: Bool = false) {
+        self.accessGroup = accessGroup
+        self.account = account
+        self.service = service
+        self.synchronizable = synchronizable
+    }
+
+    /// `service/account@group`, with `(sync)` for synchronizable items.
+    public var description: String {
+        "\(service)/\(account)@\(accessGroup)" + (synchronizable ? " (sync)" : "")
+    }
+}
+
+/// Everything about an item except its secret value.
+public struct ItemFields: Hashable, Sendable {
+    /// The primary key.
+    public var identity: ItemIdentity
+    /// A user-visible label (`kSecAttrLabel`).
+    public var label: String?
+    /// Application-defined bytes (`kSecAttrGeneric`); not secret.
+    public var generic: [UInt8]?
+    /// The protection class and constraints, bound at add time.
+    public var accessControl: AccessControl
+    /// When the item was added.
+    public var created: Timestamp
+    /// When the item was last changed.
+    public var modified: Timestamp
+
+    /// Fields of an item.
+    public init(
+        identity: ItemIdentity, label: String? = nil, generic: [UInt8]? = nil, accessControl: AccessControl,
+        created: Timestamp, modified: Timestamp
+    ) {
+        self.identity = identity
+        self.label = label
+        self.generic = generic
+        self.accessControl = accessControl
+        self.created = created
+        self.modified = modified
+    }
+}
+
+/// A backend's handle for one stored item.
+public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The backend's number for the item.
+    public let rawValue: Int64
+    /// Wraps a number.
+    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+    /// Orders by number (the order items were added in).
+    public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The number.
+    public var description: String { "#\(rawValue)" }
+}
+
+/// One stored item as read: its fields and its sealed value, from one consistent read.
+///
+/// The value can only be had through ``ItemStore/open(_:)``, which checks that it belongs to
+/// exactly these fields (a value moved to another row, or a row whose access control was
+/// edited, does not open).
+public struct ItemRecord: Hashable, Sendable {
+    /// The backend's handle.
+    public let id: ItemID
+    /// The fields.
+    public let fields: ItemFields
+    /// The sealed value, opaque outside the backend.
+    package let sealed: SealedValue
+
+    package init(id: ItemID, fields: ItemFields, sealed: SealedValue) {
+        self.id = id
+        self.fields = fields
+        self.sealed = sealed
+    }
+}
+
+/// A value as a backend keeps it.
+package enum SealedValue: Hashable, Sendable {
+    /// In memory, not encrypted (``InMemoryItemStore``).
+    case plain(SecretData)
+    /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``).
+    case encrypted(nonce: [UInt8], ciphertext: [UInt8])
+
+    package static func == (lhs: SealedValue, rhs: SealedValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.plain(let a), .plain(let b)): a === b
+        case (.encrypted(let n1, let c1), .encrypted(let n2, let c2)): n1 == n2 && c1 == c2
+        default: false
+        }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        switch self {
+        case .plain(let data): hasher.combine(ObjectIdentifier(data))
+        case .encrypted(let nonce, _): hasher.combine(nonce)
+        }
+    }
+}
+
+/// A new item for ``ItemStore/insert(_:)``.
+public struct NewItem: Sendable {
+    /// Its fields.
+    public var fields: ItemFields
+    /// Its secret value.
+    public var data: SecretData
+
+    /// A new item.
+    public init(fields: ItemFields, data: SecretData) {
+        self.fields = fields
+        self.data = data
+    }
+}
+
+/// A replacement of an existing item's fields and value, for ``ItemStore/replace(_:)``.
+public struct ItemReplacement: Sendable {
+    /// The item replaced.
+    public var id: ItemID
+    /// Its new fields.
+    public var fields: ItemFields
+    /// Its value (re-sealed for the new fields).
+    public var data: SecretData
+
+    /// A replacement.
+    public init(id: ItemID, fields: ItemFields, data: SecretData) {
+        self.id = id
+        self.fields = fields
+        self.data = data
+    }
+}
+
+/// Which items a search returns: every given condition must hold.
+public struct ItemFilter: Hashable, Sendable {
+    /// The item must be in one of these access groups (empty matches nothing).
+    public var accessGroups: [String]
+    /// The service must equal this.
+    public var service: String?
+    /// The account must equal this.
+    public var account: String?
+    /// The label must equal this.
+    public var label: String?
+    /// The generic attribute must equal this.
+    public var generic: [UInt8]?
+    /// Synchronizable must equal this; nil matches both.
+    public var synchronizable: Bool?
+    /// The protection class must equal this.
+    public var protection: ProtectionClass?
+
+    /// A filter.
+    public init(
+        accessGroups: [String], service: String? = nil, account: String? = nil, label: String? = nil,
+        generic: [UInt8]? = nil, synchronizable: Bool? = false, protection: ProtectionClass? = nil
+    ) {
+        self.accessGroups = accessGroups
+        self.service = service
+        self.account = account
+        self.label = label
+        self.generic = generic
+        self.synchronizable = synchronizable
+        self.protection = protection
+    }
+
+    /// Whether `fields` match.
+    public func matches(_ fields: ItemFields) -> Bool {
+        accessGroups.contains(fields.identity.accessGroup)
+            && (service.map { $0 == fields.identity.service } ?? true)
+            && (account.map { $0 == fields.identity.account } ?? true)
+            && (label.map { $0 == fields.label } ?? true)
+            && (generic.map { $0 == fields.generic } ?? true)
+            && (synchronizable.map { $0 == fields.identity.synchronizable } ?? true)
+            && (protection.map { $0 == fields.accessControl.protection } ?? true)
+    }
+}

@@ -1,0 +1,36 @@
+public import KeygatePolicy
+
+/// Where items live: a pluggable backend under the gated ``Keychain`` facade.
+///
+/// A backend stores items; it never decides who may read them (the facade asks the
+/// evaluator first). Duties of every conforming type, checked by the contract test suite
+/// `ItemStoreContractTests` that each backend must pass:
+///
+/// - **Primary key.** At most one item per ``ItemIdentity``; an insert or replace that would
+///   make two fails with `errSecDuplicateItem` and changes nothing.
+/// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and ``delete(_:)`` apply every entry
+///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`.
+/// - **Consistent reads.** ``items(matching:)`` returns each record's fields and sealed value
+///   from one read, in the order the items were added.
+/// - **Bound values.** ``open(_:)`` returns the value only for exactly the fields it was
+///   stored with: a value moved to another item, or an item whose access control was changed
+///   behind the store's back, fails with `errSecDecode`, never with a value.
+/// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
+///   copies are wiped when released.
+/// - **Fail closed.** Every failure is a thrown ``KeygateError`` with the status of spec
+///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
+///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
+///   anything else → `errSecNotAvailable`); a failure never erases data.
+public protocol ItemStore: Sendable {
+    /// The items matching `filter`, in the order they were added.
+    func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord]
+    /// The value of a record read from this store.
+    func open(_ item: ItemRecord) throws(KeygateError) -> SecretData
+    /// Adds items, all or none. - Returns: their records, in order.
+    @discardableResult
+    func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord]
+    /// Replaces items' fields and values, all or none.
+    func replace(_ replacements: [ItemReplacement]) throws(KeygateError)
+    /// Deletes items, all or none; ids already gone are ignored.
+    func delete(_ ids: [ItemID]) throws(KeygateError)
+}

@@ -1,0 +1,83 @@
+internal import CSodium
+import Glibc
+public import KeygatePolicy
+
+/// Supplies the 256-bit key that seals item values at rest.
+///
+/// Duties: return the same key every time for the same store; never print or log it;
+/// fail with a ``KeygateError`` (never a made-up key) when it cannot be had.
+public protocol KeyProvider: Sendable {
+    /// The key (32 bytes).
+    func key() throws(KeygateError) -> SecretData
+}
+
+/// Keeps the key in a file of its own, outside the database: 32 random bytes, mode 0600,
+/// created on first use. A stolen database alone then reveals only metadata; a process
+/// running as the same user can read the key file (see the README's threat model).
+public struct KeyFileProvider: KeyProvider {
+    /// The key file's path.
+    public let path: String
+
+    /// A provider for the key file at `path`.
+    public init(path: String) { self.path = path }
+
+    /// Reads the key, creating the file with a fresh random key when it does not exist.
+    /// - Throws: `errSecNotAvailable` when the file cannot be read or created, has the wrong
+    ///   length, or is readable by other users.
+    public func key() throws(KeygateError) -> SecretData {
+        for _ in 0..<50 {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            if descriptor >= 0 {
+                defer { close(descriptor) }
+                var status = stat()
+                guard fstat(descriptor, &status) == 0 else { throw failure("cannot inspect") }
+                guard status.st_mode & 0o077 == 0 else {
+                    throw failure("is readable by other users (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
+                }
+                if status.st_size < Int(Sodium.keyLength) {
+                    // Another process is still writing it.
+                    usleep(10_000)
+                    continue
+                }
+                let key = SecretData(count: Sodium.keyLength) { buffer in
+                    _ = read(descriptor, buffer.baseAddress, buffer.count)
+                }
+                guard status.st_size == Int(Sodium.keyLength) else { throw failure("is not a Keygate key file") }
+                return key
+            }
+            guard errno == ENOENT else { throw failure("cannot be read: \(String(cString: strerror(errno)))") }
+            let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if created < 0 {
+                if errno == EEXIST { continue }
+                throw failure("cannot be created: \(String(cString: strerror(errno)))")
+            }
+            defer { close(created) }
+            let key = SecretData.random(count: Sodium.keyLength)
+            let written = key.withUnsafeBytes { write(created, $0.baseAddress, $0.count) }
+            guard written == Sodium.keyLength, fsync(created) == 0 else {
+                unlink(path)
+                throw failure("could not be written")
+            }
+            return key
+        }
+        throw failure("was not completed by the process creating it")
+    }
+
+    private func failure(_ problem: String) -> KeygateError {
+        KeygateError(.notAvailable, "the key file \(path) \(problem)")
+    }
+}
+
+/// A fixed key, for tests and for hosts that keep the key elsewhere (a TPM, a secret service).
+public struct StaticKeyProvider: KeyProvider {
+    private let secret: SecretData
+
+    /// A provider that always returns `key` (32 bytes).
+    public init(key: SecretData) {
+        precondition(key.count == Sodium.keyLength, "a Keygate key is 32 bytes")
+        secret = key
+    }
+
+    /// The key.
+    public func key() throws(KeygateError) -> SecretData { secret }
+}

@@ -1,0 +1,167 @@
+internal import CSQLite
+import KeygatePolicy
+
+/// One SQLite connection, owned by this object and closed in `deinit`. Not thread-safe:
+/// ``SQLiteItemStore`` serialises all use behind one lock.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    let path: String
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens an existing database file (the store creates it first, with its permissions).
+    init(path: String, busyTimeoutMilliseconds: Int32) throws(KeygateError) {
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let opened { sqlite3_close_v2(opened) }
+            throw SQLiteConnection.error(code: code, message: message, path: path)
+        }
+        handle = opened
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL with no results (several statements allowed).
+    func execute(_ sql: String) throws(KeygateError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// A cached prepared statement for `sql`, reset and with its bindings cleared.
+    func statement(_ sql: String) throws(KeygateError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var prepared: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard code == SQLITE_OK, let prepared else { throw error(code) }
+        let statement = SQLiteStatement(handle: prepared, connection: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in an immediate (write-locking) transaction: commits on success, rolls back on error.
+    func transaction<T>(_ body: () throws(KeygateError) -> T) throws(KeygateError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last insert.
+    var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The error for a result code, with SQLite's message.
+    func error(_ code: Int32) -> KeygateError {
+        SQLiteConnection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path)
+    }
+
+    /// Maps SQLite result codes to statuses as Apple's securityd does (spec §6.1 last row).
+    static func error(code: Int32, message: String, path: String) -> KeygateError {
+        let status: KeygateStatus =
+            switch code & 0xff {
+            case SQLITE_CONSTRAINT: .duplicateItem
+            case SQLITE_READONLY: .readOnly
+            case SQLITE_NOMEM: .allocate
+            case SQLITE_IOERR: .io
+            case SQLITE_MISMATCH: .noSuchAttr
+            default: .notAvailable
+            }
+        let hint = code & 0xff == SQLITE_NOTADB ? " (not a Keygate database, or damaged; the file was not changed)" : ""
+        return KeygateError(status, "SQLite error \(code) on \(path): \(message)\(hint)")
+    }
+}
+
+/// A prepared statement, finalized in `deinit`.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, connection: SQLiteConnection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// A value to bind.
+    enum Value {
+        case text(String)
+        case integer(Int64)
+        case blob([UInt8])
+        case null
+    }
+
+    /// Binds `values` to parameters 1…n.
+    func bind(_ values: [Value]) throws(KeygateError) {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32 =
+                switch value {
+                case .text(let text): sqlite3_bind_text(handle, index, text, -1, keygate_sqlite_transient())
+                case .integer(let number): sqlite3_bind_int64(handle, index, number)
+                case .blob(let bytes):
+                    bytes.withUnsafeBytes { raw in
+                        sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), keygate_sqlite_transient())
+                    }
+                case .null: sqlite3_bind_null(handle, index)
+                }
+            guard code == SQLITE_OK else { throw connection.error(code) }
+        }
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    func step() throws(KeygateError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(code)
+        }
+    }
+
+    /// Runs the statement to completion.
+    func run(_ values: [Value] = []) throws(KeygateError) {
+        try bind(values)
+        while try step() {}
+    }
+
+    /// The number of rows the last run changed.
+    var changes: Int32 { sqlite3_changes(sqlite3_db_handle(handle)) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func text(_ column: Int32) -> String? {
+        sqlite3_column_text(handle, column).map { String(cString: $0) }
+    }
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func blob(_ column: Int32) -> [UInt8]? {
+        guard !isNull(column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// The type code of a column, for checking stored types.
+    func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
+}
