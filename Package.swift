@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
         .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
+        .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
     ],
@@ -28,8 +29,10 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "CSQLite", "CSodium"]),
+        // The gated facade: SecItem-style add / copyMatching / update / delete.
+        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateStore"]),
         // Test support shipped to users: decision corpus runner, fixtures.
-        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy"]),
+        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"]),
         // The command-line tool.
         .executableTarget(name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM"]),
 
@@ -40,8 +43,10 @@ let package = Package(
             name: "keygate-bench-pam", dependencies: ["KeygatePolicy", "KeygatePAM"], path: "Benchmarks/PAMBenchmark"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
+        .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateTesting"]),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
-        .testTarget(name: "keygateTests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
+        .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],
     swiftLanguageModes: [.v6]
 )

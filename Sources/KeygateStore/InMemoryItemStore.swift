@@ -22,15 +22,10 @@ public final class InMemoryItemStore: ItemStore {
         }
     }
 
-    /// The value, if the item still holds exactly the record's fields and value.
+    /// The value read with the record (the same consistent snapshot as its fields).
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
         guard case .plain(let data) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store")
-        }
-        let current = state.withLock { $0.items[item.id] }
-        guard let current else { throw KeygateError(.itemNotFound, "the item was deleted") }
-        guard current.fields == item.fields, current.data === data else {
-            throw KeygateError(.decode, "the item changed since it was read")
         }
         return data
     }

@@ -32,7 +32,8 @@ public struct KeyFileProvider: KeyProvider {
                 var status = stat()
                 guard fstat(descriptor, &status) == 0 else { throw failure("cannot inspect") }
                 guard status.st_mode & 0o077 == 0 else {
-                    throw failure("is readable by other users (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
+                    throw failure(
+                        "is readable by other users (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
                 }
                 if status.st_size < Int(Sodium.keyLength) {
                     // Another process is still writing it.

@@ -80,14 +80,18 @@ public final class SQLiteItemStore: ItemStore {
     /// The items matching `filter`, in the order they were added.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
-        var conditions = ["agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"]
+        var conditions = [
+            "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
+        ]
         var values = filter.accessGroups.map { SQLiteStatement.Value.text($0) }
         if let service = filter.service { conditions.append("svce = ?"); values.append(.text(service)) }
         if let account = filter.account { conditions.append("acct = ?"); values.append(.text(account)) }
         if let label = filter.label { conditions.append("labl = ?"); values.append(.text(label)) }
         if let generic = filter.generic { conditions.append("gena = ?"); values.append(.blob(generic)) }
         if let sync = filter.synchronizable { conditions.append("sync = ?"); values.append(.integer(sync ? 1 : 0)) }
-        if let protection = filter.protection { conditions.append("pdmn = ?"); values.append(.text(protection.rawValue)) }
+        if let protection = filter.protection {
+            conditions.append("pdmn = ?"); values.append(.text(protection.rawValue))
+        }
         let sql = "SELECT \(Self.columns) FROM items WHERE " + conditions.joined(separator: " AND ") + " ORDER BY id"
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
             let statement = try connection.statement(sql)
@@ -118,7 +122,8 @@ public final class SQLiteItemStore: ItemStore {
             throw damaged("its protection class column disagrees with its access control")
         }
         let fields = ItemFields(
-            identity: ItemIdentity(accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0),
+            identity: ItemIdentity(
+                accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0),
             label: row.text(5), generic: row.blob(6), accessControl: control,
             created: Timestamp(nanoseconds: row.integer(9)), modified: Timestamp(nanoseconds: row.integer(10)))
         return ItemRecord(id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext))
@@ -130,10 +135,13 @@ public final class SQLiteItemStore: ItemStore {
             throw KeygateError(.decode, "the record was not read from this store")
         }
         let key = try keyProvider.key()
-        guard let value = Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
+        guard
+            let value = Sodium.open(
+                ciphertext, nonce: nonce, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
         else {
             throw KeygateError(
-                .decode, "item #\(item.id.rawValue) cannot be decrypted: it was tampered with, or sealed under another key")
+                .decode,
+                "item #\(item.id.rawValue) cannot be decrypted: it was tampered with, or sealed under another key")
         }
         return value
     }
@@ -143,7 +151,10 @@ public final class SQLiteItemStore: ItemStore {
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
         let key = try keyProvider.key()
         let sealed = items.map { item in
-            (item.fields, Sodium.seal(item.data, key: key, associatedData: ItemSealing.associatedData(for: item.fields)))
+            (
+                item.fields,
+                Sodium.seal(item.data, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
+            )
         }
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
             try connection.transaction { () throws(KeygateError) -> [ItemRecord] in
@@ -154,7 +165,7 @@ public final class SQLiteItemStore: ItemStore {
                             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                     do throws(KeygateError) {
                         try statement.run(Self.values(fields) + [.blob(box.nonce), .blob(box.ciphertext)])
-                    } catch where error.status == .duplicateItem {
+                    } catch  where error.status == .duplicateItem {
                         throw KeygateError(.duplicateItem, "an item \(fields.identity) already exists")
                     }
                     records.append(
@@ -173,14 +184,16 @@ public final class SQLiteItemStore: ItemStore {
         let sealed = replacements.map { replacement in
             (
                 replacement.id, replacement.fields,
-                Sodium.seal(replacement.data, key: key, associatedData: ItemSealing.associatedData(for: replacement.fields))
+                Sodium.seal(
+                    replacement.data, key: key, associatedData: ItemSealing.associatedData(for: replacement.fields))
             )
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try connection.transaction { () throws(KeygateError) in
                 // Move every row out of the way first, so swaps between items do not collide halfway.
                 for (id, _, _) in sealed {
-                    let park = try connection.statement("UPDATE items SET agrp = agrp || x'00' || CAST(id AS TEXT) WHERE id = ?")
+                    let park = try connection.statement(
+                        "UPDATE items SET agrp = agrp || x'00' || CAST(id AS TEXT) WHERE id = ?")
                     try park.run([.integer(id.rawValue)])
                     guard park.changes == 1 else { throw KeygateError(.itemNotFound, "item \(id) no longer exists") }
                 }
@@ -189,8 +202,9 @@ public final class SQLiteItemStore: ItemStore {
                         "UPDATE items SET agrp = ?, acct = ?, svce = ?, sync = ?, labl = ?, gena = ?, pdmn = ?, accc = ?, "
                             + "cdat = ?, mdat = ?, nonce = ?, value = ? WHERE id = ?")
                     do throws(KeygateError) {
-                        try statement.run(Self.values(fields) + [.blob(box.nonce), .blob(box.ciphertext), .integer(id.rawValue)])
-                    } catch where error.status == .duplicateItem {
+                        try statement.run(
+                            Self.values(fields) + [.blob(box.nonce), .blob(box.ciphertext), .integer(id.rawValue)])
+                    } catch  where error.status == .duplicateItem {
                         throw KeygateError(.duplicateItem, "an item \(fields.identity) already exists")
                     }
                 }

@@ -57,7 +57,9 @@ public final class SecretData: @unchecked Sendable, Equatable, CustomStringConve
     public static func == (lhs: SecretData, rhs: SecretData) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard lhs.count > 0 else { return true }
-        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+        return lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
     }
 
     /// `<SecretData: N bytes>`; never the bytes.

@@ -112,6 +112,13 @@ public struct AccessControl: Hashable, Sendable {
             requiresApplicationPassword: requiresApplicationPassword)
     }
 
+    /// This access control with another protection class and the same constraints and options.
+    public func with(protection: ProtectionClass) -> AccessControl {
+        AccessControl(
+            protection: protection, constraint: constraint, isPrivateKeyUsage: isPrivateKeyUsage,
+            requiresApplicationPassword: requiresApplicationPassword)
+    }
+
     /// The constraint guarding `operation`, or nil when the access control grants no such
     /// operation (Apple's lookup: the operation's entry, else `dacl`, else deny).
     public func constraint(for operation: Operation) -> Constraint? {

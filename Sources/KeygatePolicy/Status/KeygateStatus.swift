@@ -58,6 +58,9 @@ public struct KeygateStatus: RawRepresentable, Hashable, Sendable, Codable, Cust
     /// The API is restricted for this caller.
     public static let restrictedAPI = KeygateStatus(rawValue: -34020)
 
+    /// Keygate's own status, not Apple's: an organisation policy rule denied the operation.
+    public static let deniedByPolicy = KeygateStatus(rawValue: -99_010)
+
     /// Every status with a name, in the order of spec §6.
     public static let allNamed: [KeygateStatus] = [
         .success, .unimplemented, .diskFull, .io, .param, .allocate, .userCanceled, .badReq,
@@ -111,5 +114,6 @@ public struct KeygateStatus: RawRepresentable, Hashable, Sendable, Codable, Cust
         -34018: ("errSecMissingEntitlement", "A required entitlement isn't present."),
         -34019: ("errSecUpgradePending", "The keychain is being upgraded; try again after the device is unlocked."),
         -34020: ("errSecRestrictedAPI", "This API is restricted for the caller."),
+        -99010: ("keygateDeniedByPolicy", "An organisation policy rule denied the operation."),
     ]
 }

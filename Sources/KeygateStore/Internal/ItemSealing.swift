@@ -13,7 +13,10 @@ enum ItemSealing {
         ] {
             let utf8 = Array(part.utf8)
             let count = UInt32(truncatingIfNeeded: utf8.count)
-            bytes += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+            bytes += [
+                UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8),
+                UInt8(truncatingIfNeeded: count),
+            ]
             bytes += utf8
         }
         return bytes

@@ -23,8 +23,9 @@ enum Sodium {
     }
 
     /// XChaCha20-Poly1305 with a fresh random nonce: (nonce, ciphertext with tag).
-    static func seal(_ plaintext: SecretData, key: SecretData, associatedData: [UInt8]) -> (nonce: [UInt8], ciphertext: [UInt8])
-    {
+    static func seal(_ plaintext: SecretData, key: SecretData, associatedData: [UInt8]) -> (
+        nonce: [UInt8], ciphertext: [UInt8]
+    ) {
         initialize()
         precondition(key.count == keyLength, "wrong key length")
         let nonce = random(nonceLength)

@@ -120,7 +120,9 @@ final class SQLiteStatement {
                 case .integer(let number): sqlite3_bind_int64(handle, index, number)
                 case .blob(let bytes):
                     bytes.withUnsafeBytes { raw in
-                        sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), keygate_sqlite_transient())
+                        sqlite3_bind_blob(
+                            handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                            keygate_sqlite_transient())
                     }
                 case .null: sqlite3_bind_null(handle, index)
                 }

@@ -1,0 +1,72 @@
+public import KeygatePolicy
+public import KeygateStore
+
+/// The shape most apps want over a ``Keychain``: one value per account of one service.
+///
+/// - ``save(_:account:context:)`` updates the item, adds it when missing, and updates again
+///   when another process added it in between (a racing `errSecDuplicateItem`).
+/// - ``read(account:prompt:context:)`` returns nil only when the item is not there and throws
+///   everything else: a locked device or a cancelled prompt is never "no such item".
+/// - ``delete(account:context:)`` succeeds when the item is already gone.
+public struct CredentialStore: Sendable {
+    /// The keychain underneath.
+    public let keychain: Keychain
+    /// The service every item belongs to.
+    public let service: String
+    /// The access group (nil: the caller's default).
+    public let accessGroup: String?
+    /// The access control new items get (nil: a plain `whenUnlocked` item).
+    public let accessControl: AccessControl?
+
+    /// A credential store for `service`.
+    public init(keychain: Keychain, service: String, accessGroup: String? = nil, accessControl: AccessControl? = nil) {
+        self.keychain = keychain
+        self.service = service
+        self.accessGroup = accessGroup
+        self.accessControl = accessControl
+    }
+
+    private func query(_ account: String) -> ItemQuery {
+        ItemQuery(service: service, account: account, accessGroup: accessGroup)
+    }
+
+    /// Stores `data` for `account`, replacing any value.
+    public func save(_ data: SecretData, account: String, context: AuthenticationContext? = nil)
+        async throws(KeygateError)
+    {
+        do {
+            try await keychain.update(query(account), changes: ItemChanges(data: data), context: context)
+            return
+        } catch  where error.status == .itemNotFound {}
+        do {
+            try await keychain.add(
+                AddRequest(
+                    service: service, account: account, accessGroup: accessGroup, accessControl: accessControl,
+                    data: data),
+                context: context)
+        } catch  where error.status == .duplicateItem {
+            try await keychain.update(query(account), changes: ItemChanges(data: data), context: context)
+        }
+    }
+
+    /// The value for `account`, or nil when there is none.
+    public func read(account: String, prompt: String? = nil, context: AuthenticationContext? = nil)
+        async throws(KeygateError) -> SecretData?
+    {
+        var query = query(account)
+        query.returnData = true
+        query.operationPrompt = prompt
+        do {
+            return try await keychain.copyMatching(query, context: context).first?.data
+        } catch  where error.status == .itemNotFound {
+            return nil
+        }
+    }
+
+    /// Removes the value for `account`; succeeds when there is none.
+    public func delete(account: String, context: AuthenticationContext? = nil) async throws(KeygateError) {
+        do {
+            try await keychain.delete(query(account), context: context)
+        } catch  where error.status == .itemNotFound {}
+    }
+}

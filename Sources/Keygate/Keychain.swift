@@ -1,0 +1,164 @@
+public import KeygatePolicy
+public import KeygateStore
+
+/// The gated keychain: SecItem-style `add`, `copyMatching`, `update` and `delete` over a
+/// pluggable ``ItemStore``, where every read of a value and every update is decided by the
+/// ``Evaluator`` first, and proofs are obtained from an ``Authenticator``.
+///
+/// The keychain is opened with the access groups its caller may use (like the
+/// `keychain-access-groups` entitlement); the first is the default group for new items.
+/// Naming any other group is `errSecMissingEntitlement`; items in other groups are
+/// invisible. Pass one ``AuthenticationContext`` to several calls to reuse its proofs, as
+/// `kSecUseAuthenticationContext` does; without one, each call gets a fresh context.
+///
+/// ```swift
+/// let keychain = Keychain(store: try SQLiteItemStore(path: path), accessGroups: ["com.example.app"],
+///                         authenticator: try PAMAuthenticator(source: terminal))
+/// try await keychain.add(AddRequest(service: "api", account: "me", accessControl: presence, data: token))
+/// let token = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+/// ```
+public final class Keychain: Sendable {
+    /// Where items live.
+    public let store: any ItemStore
+    /// The access groups the caller may use; the first is the default.
+    public let accessGroups: [String]
+    /// Proves what the evaluator asks for.
+    public let authenticator: any Authenticator
+    /// Decides each operation.
+    public let evaluator: Evaluator
+    /// The device's current state, copied into every context before a decision (nil: the
+    /// context's own state is used as it is).
+    public let device: (any DeviceStateSource)?
+    /// Organisation rules applied on top of each item's access control.
+    public let organisationPolicy: any OrganisationPolicy
+    /// Where time is read for new contexts and item dates.
+    public let clock: any KeygateClock
+
+    /// The most authentication rounds one item may take before the call fails (Apple stops at 20).
+    static let maximumRounds = 5
+
+    /// Opens a keychain over `store` for a caller that may use `accessGroups`.
+    public init(
+        store: any ItemStore, accessGroups: [String], authenticator: any Authenticator,
+        evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,
+        organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock()
+    ) {
+        self.store = store
+        self.accessGroups = accessGroups
+        self.authenticator = authenticator
+        self.evaluator = evaluator
+        self.device = device
+        self.organisationPolicy = organisationPolicy
+        self.clock = clock
+    }
+
+    // MARK: - Shared steps
+
+    /// The context for one call: the caller's, or a fresh one; refreshed from the device.
+    func context(_ given: AuthenticationContext?) -> AuthenticationContext {
+        let context = given ?? AuthenticationContext(clock: clock)
+        if let device { context.refresh(from: device) }
+        return context
+    }
+
+    /// The groups a call may touch: the named one (which must be entitled) or all of them.
+    func groups(_ named: String?) throws(KeygateError) -> [String] {
+        guard !accessGroups.isEmpty else {
+            throw KeygateError(.missingEntitlement, "the caller has no keychain access groups")
+        }
+        guard let named else { return accessGroups }
+        guard accessGroups.contains(named) else {
+            throw KeygateError(.missingEntitlement, "the caller may not use access group '\(named)'")
+        }
+        return [named]
+    }
+
+    /// The effective interaction policy of a call: `skip` from the query, else `fail` if the
+    /// query or the context says so, else `allow`.
+    static func interaction(_ query: InteractionPolicy?, _ context: AuthenticationContext) -> InteractionPolicy {
+        if query == .skip { return .skip }
+        if query == .fail || context.interaction == .fail { return .fail }
+        return context.interaction == .skip && query == nil ? .skip : .allow
+    }
+
+    /// What happened when an item was gated.
+    enum Gate {
+        /// Allowed; for an add, with the enrollment set to bind.
+        case allowed(Decision)
+        /// Needs a prompt and the query says skip: leave the item out.
+        case skipped
+        /// The item no longer exists for this request (passcode removed, enrollment changed).
+        case invalidated
+    }
+
+    /// Evaluates `operation` on `control`, proving what is asked (up to ``maximumRounds``),
+    /// until the decision is allow; throws the denial's status otherwise.
+    func gate(
+        _ control: AccessControl, _ operation: Operation, item: String, context: AuthenticationContext,
+        interaction: InteractionPolicy, prompt: String
+    ) async throws(KeygateError) -> Gate {
+        for _ in 0...Self.maximumRounds {
+            var state = context.state
+            state.interaction = interaction
+            let decision = evaluator.evaluate(control, operation: operation, state: state, now: context.clock.now())
+            switch decision.outcome {
+            case .allow:
+                return .allowed(decision)
+            case .deny(let status):
+                if decision.invalidatesItem { return .invalidated }
+                if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
+                throw KeygateError(status, "\(operation) of \(item) refused: \(Self.explain(decision))")
+            case .authenticate(let requirement):
+                let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+                if case .proved = outcome { continue }
+                throw KeygateError(outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)")
+            }
+        }
+        throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
+    }
+
+    /// Applies the organisation policy to one item; may prove an extra requirement.
+    func review(
+        _ operation: Operation, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
+        prompt: String
+    ) async throws(KeygateError) {
+        switch organisationPolicy.review(operation, item: fields) {
+        case .proceed:
+            return
+        case .deny(let rule, let reason):
+            throw KeygateError(
+                .deniedByPolicy, "\(operation) of \(fields.identity) denied by rule '\(rule)': \(reason)")
+        case .require(let requirement, let rule):
+            let state = context.state
+            let now = context.clock.now()
+            let fresh = FactorSet(
+                Factor.allCases.filter { factor in
+                    state.proofs[factor].map { proof in
+                        let age = proof.time.nanoseconds(until: now)
+                        return age >= 0 && age / 1_000_000_000 <= Int64(state.reuseSeconds)
+                    } ?? false
+                }.map { FactorSet($0) })
+            if requirement.isSatisfied(by: fresh) { return }
+            guard interaction == .allow else {
+                throw KeygateError(
+                    .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
+            }
+            let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+            guard case .proved = outcome else {
+                throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
+            }
+        }
+    }
+
+    /// The deciding reasons of a denial, for an error message.
+    static func explain(_ decision: Decision) -> String {
+        decision.reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
+    }
+}
+
+extension FactorSet {
+    init(_ sets: [FactorSet]) {
+        self.init()
+        for set in sets { formUnion(set) }
+    }
+}

@@ -1,0 +1,202 @@
+public import KeygatePolicy
+public import KeygateStore
+
+/// How many items a search returns (`kSecMatchLimit`).
+public enum MatchLimit: Hashable, Sendable {
+    /// The first match (the default for reads).
+    case one
+    /// Every match.
+    case all
+    /// At most this many.
+    case count(Int)
+}
+
+/// Which items a query matches on synchronizability (`kSecAttrSynchronizable`).
+public enum SynchronizableMatch: Hashable, Sendable {
+    /// Only items that are not synchronizable (the default, as Apple adds `sync = 0`).
+    case no
+    /// Only synchronizable items.
+    case yes
+    /// Both (`kSecAttrSynchronizableAny`).
+    case any
+}
+
+/// A search for generic-password items, for ``Keychain/copyMatching(_:context:)``,
+/// ``Keychain/update(_:changes:context:)`` and ``Keychain/delete(_:context:)``.
+///
+/// Every attribute given must match. The result and limit keys apply to reads only: giving a
+/// match limit or return keys to an update, a match limit to a delete, or `skip` to either,
+/// is `errSecParam`, as Apple's `SecItemUpdate` and `SecItemDelete` say.
+public struct ItemQuery: Sendable {
+    /// The service to match.
+    public var service: String?
+    /// The account to match.
+    public var account: String?
+    /// The access group to search; nil searches every group the caller may use.
+    public var accessGroup: String?
+    /// The label to match.
+    public var label: String?
+    /// The generic attribute to match.
+    public var generic: [UInt8]?
+    /// Which items match on synchronizability; by default only non-synchronizable ones.
+    public var synchronizable: SynchronizableMatch
+    /// The protection class to match.
+    public var protection: ProtectionClass?
+    /// How many items a read returns; nil means one. Not allowed in update or delete.
+    public var matchLimit: MatchLimit?
+    /// Return each item's value (asks the evaluator; may prompt).
+    public var returnData: Bool
+    /// Return each item's attributes (never prompts, never returns the value).
+    public var returnAttributes: Bool
+    /// Whether this call may prompt; nil uses the context's interaction policy.
+    public var authenticationUI: InteractionPolicy?
+    /// Why the user is asked, shown in the prompt.
+    public var operationPrompt: String?
+    /// Raw Apple attribute keys that Keygate's generic-password class does not have (for
+    /// example `srvr`). Any entry is `errSecNoSuchAttr`, so code ported from SecItem
+    /// dictionaries fails as it would on Apple platforms.
+    public var otherAttributes: [String: String]
+
+    /// A query; by default it matches every non-synchronizable item the caller may see.
+    public init(
+        service: String? = nil, account: String? = nil, accessGroup: String? = nil, label: String? = nil,
+        generic: [UInt8]? = nil, synchronizable: SynchronizableMatch = .no, protection: ProtectionClass? = nil,
+        matchLimit: MatchLimit? = nil, returnData: Bool = false, returnAttributes: Bool = false,
+        authenticationUI: InteractionPolicy? = nil, operationPrompt: String? = nil,
+        otherAttributes: [String: String] = [:]
+    ) {
+        self.service = service
+        self.account = account
+        self.accessGroup = accessGroup
+        self.label = label
+        self.generic = generic
+        self.synchronizable = synchronizable
+        self.protection = protection
+        self.matchLimit = matchLimit
+        self.returnData = returnData
+        self.returnAttributes = returnAttributes
+        self.authenticationUI = authenticationUI
+        self.operationPrompt = operationPrompt
+        self.otherAttributes = otherAttributes
+    }
+}
+
+/// A new generic-password item for ``Keychain/add(_:context:)``.
+public struct AddRequest: Sendable {
+    /// The service.
+    public var service: String
+    /// The account.
+    public var account: String
+    /// The access group; nil puts the item in the caller's default (first) group.
+    public var accessGroup: String?
+    /// A label.
+    public var label: String?
+    /// Application-defined bytes, not secret.
+    public var generic: [UInt8]?
+    /// Whether the item is synchronizable.
+    public var synchronizable: Bool
+    /// The protection class (default `whenUnlocked`); not together with ``accessControl``.
+    public var protection: ProtectionClass?
+    /// The access control; not together with ``protection``, not on a synchronizable item.
+    public var accessControl: AccessControl?
+    /// The value.
+    public var data: SecretData
+    /// Whether this call may prompt; `skip` is not allowed here.
+    public var authenticationUI: InteractionPolicy?
+    /// Raw attribute keys Keygate does not have; any entry is `errSecNoSuchAttr`.
+    public var otherAttributes: [String: String]
+
+    /// A new item.
+    public init(
+        service: String, account: String, accessGroup: String? = nil, label: String? = nil, generic: [UInt8]? = nil,
+        synchronizable: Bool = false, protection: ProtectionClass? = nil, accessControl: AccessControl? = nil,
+        data: SecretData, authenticationUI: InteractionPolicy? = nil, otherAttributes: [String: String] = [:]
+    ) {
+        self.service = service
+        self.account = account
+        self.accessGroup = accessGroup
+        self.label = label
+        self.generic = generic
+        self.synchronizable = synchronizable
+        self.protection = protection
+        self.accessControl = accessControl
+        self.data = data
+        self.authenticationUI = authenticationUI
+        self.otherAttributes = otherAttributes
+    }
+}
+
+/// What ``Keychain/update(_:changes:context:)`` changes; nil leaves an attribute as it is.
+public struct ItemChanges: Sendable {
+    /// A new service.
+    public var service: String?
+    /// A new account.
+    public var account: String?
+    /// A new access group (must be one the caller may use).
+    public var accessGroup: String?
+    /// A new label.
+    public var label: String?
+    /// New generic bytes.
+    public var generic: [UInt8]?
+    /// A new synchronizable flag.
+    public var synchronizable: Bool?
+    /// A new protection class, keeping the constraints; not together with ``accessControl``.
+    public var protection: ProtectionClass?
+    /// A new access control (bound again at the update).
+    public var accessControl: AccessControl?
+    /// A new value.
+    public var data: SecretData?
+    /// Raw attribute keys Keygate does not have; any entry is `errSecNoSuchAttr`.
+    public var otherAttributes: [String: String]
+
+    /// Changes.
+    public init(
+        service: String? = nil, account: String? = nil, accessGroup: String? = nil, label: String? = nil,
+        generic: [UInt8]? = nil, synchronizable: Bool? = nil, protection: ProtectionClass? = nil,
+        accessControl: AccessControl? = nil, data: SecretData? = nil, otherAttributes: [String: String] = [:]
+    ) {
+        self.service = service
+        self.account = account
+        self.accessGroup = accessGroup
+        self.label = label
+        self.generic = generic
+        self.synchronizable = synchronizable
+        self.protection = protection
+        self.accessControl = accessControl
+        self.data = data
+        self.otherAttributes = otherAttributes
+    }
+}
+
+/// The attributes of a stored item, as a read returns them (never its value).
+public struct ItemAttributes: Hashable, Sendable {
+    /// Access group, account, service, synchronizable.
+    public let identity: ItemIdentity
+    /// The label.
+    public let label: String?
+    /// The generic bytes.
+    public let generic: [UInt8]?
+    /// The access control (its protection is the item's class).
+    public let accessControl: AccessControl
+    /// When it was added.
+    public let created: Timestamp
+    /// When it was last changed.
+    public let modified: Timestamp
+
+    init(_ fields: ItemFields) {
+        identity = fields.identity
+        label = fields.label
+        generic = fields.generic
+        accessControl = fields.accessControl
+        created = fields.created
+        modified = fields.modified
+    }
+}
+
+/// One item a read returned: what the query asked for.
+public struct MatchedItem: Sendable {
+    /// The attributes, when the query asked for them.
+    public let attributes: ItemAttributes?
+    /// The value, when the query asked for it.
+    public let data: SecretData?
+}
