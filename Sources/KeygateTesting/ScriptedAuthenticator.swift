@@ -25,6 +25,12 @@ public final class ScriptedAuthenticator: Authenticator {
         public let factor: Factor
         /// The operation prompt text.
         public let text: String
+
+        /// A prompt record.
+        public init(factor: Factor, text: String) {
+            self.factor = factor
+            self.text = text
+        }
     }
 
     private struct State {
