@@ -1,0 +1,68 @@
+public import KeygatePolicy
+public import KeygateStore
+
+extension Keychain {
+    /// An encrypted backup of the items that may migrate to another device: every item in the
+    /// caller's groups except the `ThisDeviceOnly` ones, which Apple never migrates.
+    ///
+    /// Reading each value is gated like a read (prompting as needed on `context`); a cancel or
+    /// a refusal fails the whole export.
+    /// - Returns: the backup (see ``BackupArchive``).
+    public func exportBackup(
+        passphrase: SecretData, strength: BackupArchive.Strength = .moderate,
+        context given: AuthenticationContext? = nil
+    ) async throws(KeygateError) -> [UInt8] {
+        let context = context(given)
+        var query = ItemQuery(synchronizable: .any)
+        query.operationPrompt = "Export a backup"
+        var entries: [BackupArchive.Entry] = []
+        for record in try candidates(query, context: context)
+        where !record.fields.accessControl.protection.isThisDeviceOnly {
+            switch try await gate(
+                record.fields.accessControl, .read, item: record.fields.identity.description, context: context,
+                interaction: context.interaction == .fail ? .fail : .allow, prompt: "Export a backup")
+            {
+            case .allowed:
+                entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
+            case .invalidated, .skipped:
+                continue
+            }
+        }
+        return try BackupArchive.seal(entries, passphrase: passphrase, strength: strength)
+    }
+
+    /// Restores a backup, all or nothing: every item must be in one of the caller's groups
+    /// (`errSecMissingEntitlement`), must be addable now (its class available, biometry bound
+    /// again to this device's enrollment), and must not exist yet (`errSecDuplicateItem`).
+    /// - Returns: how many items were restored.
+    /// - Throws: `errSecDecode` for a wrong passphrase or a damaged backup; nothing is imported then.
+    @discardableResult
+    public func importBackup(_ backup: [UInt8], passphrase: SecretData, context given: AuthenticationContext? = nil)
+        async throws(KeygateError) -> Int
+    {
+        let entries = try BackupArchive.open(backup, passphrase: passphrase)
+        let context = context(given)
+        var items: [NewItem] = []
+        for entry in entries {
+            var fields = entry.fields
+            _ = try groups(fields.identity.accessGroup)
+            if fields.accessControl.protection.isThisDeviceOnly {
+                throw KeygateError(.param, "\(fields.identity) is ThisDeviceOnly and cannot be imported")
+            }
+            // Bind again to this device: a backup's enrollment set belongs to the device it came from.
+            var control = fields.accessControl
+            if control.boundEnrollment != nil {
+                control = try AccessControl(protection: control.protection, flags: control.flags)
+            }
+            guard
+                case .allowed(let decision) = try await gate(
+                    control, .add, item: fields.identity.description, context: context, interaction: .fail,
+                    prompt: "Import a backup")
+            else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
+            fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
+            items.append(NewItem(fields: fields, data: entry.data))
+        }
+        try store.insert(items)
+        return items.count
+    }
+}
