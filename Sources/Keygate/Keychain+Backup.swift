@@ -19,8 +19,8 @@ extension Keychain {
         for record in try candidates(query, context: context)
         where !record.fields.accessControl.protection.isThisDeviceOnly {
             switch try await gate(
-                record.fields.accessControl, .read, item: record.fields.identity.description, context: context,
-                interaction: context.interaction == .fail ? .fail : .allow, prompt: "Export a backup")
+                record.fields.accessControl, .read, item: record.fields.identity, context: context,
+                interaction: context.interaction == .fail ? .fail : .allow, prompt: "Export a backup", audited: .export)
             {
             case .allowed:
                 entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
@@ -56,8 +56,8 @@ extension Keychain {
             }
             guard
                 case .allowed(let decision) = try await gate(
-                    control, .add, item: fields.identity.description, context: context, interaction: .fail,
-                    prompt: "Import a backup")
+                    control, .add, item: fields.identity, context: context, interaction: .fail,
+                    prompt: "Import a backup", audited: .import)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
             items.append(NewItem(fields: fields, data: entry.data))

@@ -41,7 +41,7 @@ extension Keychain {
         let interaction = Self.interaction(request.authenticationUI, context)
         guard
             case .allowed(let decision) = try await gate(
-                control, .add, item: identity.description, context: context, interaction: interaction,
+                control, .add, item: identity, context: context, interaction: interaction,
                 prompt: "Add \(identity.service)")
         else { throw KeygateError(.internalError, "add was neither allowed nor refused") }
         let bound = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
@@ -50,7 +50,12 @@ extension Keychain {
             identity: identity, label: request.label, generic: request.generic, accessControl: bound, created: now,
             modified: now)
         try await review(.add, fields, context: context, interaction: interaction, prompt: "Add \(identity.service)")
-        try store.insert([NewItem(fields: fields, data: request.data)])
+        do throws(KeygateError) {
+            try store.insert([NewItem(fields: fields, data: request.data)])
+        } catch {
+            auditFailure(.add, identity, bound, error)
+            throw error
+        }
     }
 
     // MARK: - copyMatching
@@ -85,9 +90,9 @@ extension Keychain {
                     MatchedItem(attributes: query.returnAttributes ? ItemAttributes(record.fields) : nil, data: nil))
                 continue
             }
-            let name = record.fields.identity.description
             switch try await gate(
-                record.fields.accessControl, .read, item: name, context: context, interaction: interaction,
+                record.fields.accessControl, .read, item: record.fields.identity, context: context,
+                interaction: interaction,
                 prompt: query.operationPrompt ?? "Read \(record.fields.identity.service)")
             {
             case .skipped:
@@ -99,7 +104,13 @@ extension Keychain {
                 try await review(
                     .read, record.fields, context: context, interaction: interaction,
                     prompt: query.operationPrompt ?? "Read \(record.fields.identity.service)")
-                let data = try store.open(record)
+                let data: SecretData
+                do {
+                    data = try store.open(record)
+                } catch {
+                    auditFailure(.read, record.fields.identity, record.fields.accessControl, error)
+                    throw error
+                }
                 results.append(
                     MatchedItem(attributes: query.returnAttributes ? ItemAttributes(record.fields) : nil, data: data))
             }
@@ -136,8 +147,8 @@ extension Keychain {
             let fields = record.fields
             let prompt = query.operationPrompt ?? "Update \(fields.identity.service)"
             switch try await gate(
-                fields.accessControl, .update, item: fields.identity.description, context: context,
-                interaction: interaction, prompt: prompt)
+                fields.accessControl, .update, item: fields.identity, context: context, interaction: interaction,
+                prompt: prompt)
             {
             case .skipped: continue
             case .invalidated:
@@ -159,8 +170,8 @@ extension Keychain {
             if let control = changes.accessControl {
                 guard
                     case .allowed(let decision) = try await gate(
-                        control, .add, item: updated.identity.description, context: context, interaction: interaction,
-                        prompt: prompt)
+                        control, .add, item: updated.identity, context: context, interaction: interaction,
+                        prompt: prompt, audited: .update)
                 else { throw KeygateError(.internalError, "the new access control was neither allowed nor refused") }
                 updated.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
             }
@@ -177,13 +188,25 @@ extension Keychain {
             }
             updated.modified = clock.now()
             let data: SecretData
-            if let new = changes.data { data = new } else { data = try store.open(record) }
+            do {
+                if let new = changes.data { data = new } else { data = try store.open(record) }
+            } catch {
+                auditFailure(.update, fields.identity, fields.accessControl, error)
+                throw error
+            }
             replacements.append(ItemReplacement(id: record.id, fields: updated, data: data))
         }
         guard !replacements.isEmpty else {
             throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))")
         }
-        try store.replace(replacements)
+        do throws(KeygateError) {
+            try store.replace(replacements)
+        } catch {
+            for replacement in replacements {
+                auditFailure(.update, replacement.fields.identity, replacement.fields.accessControl, error)
+            }
+            throw error
+        }
     }
 
     // MARK: - delete
@@ -201,7 +224,7 @@ extension Keychain {
         guard !records.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
         for record in records {
             _ = try await gate(
-                record.fields.accessControl, .delete, item: record.fields.identity.description, context: context,
+                record.fields.accessControl, .delete, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: "Delete \(record.fields.identity.service)")
             try await review(
                 .delete, record.fields, context: context, interaction: interaction,

@@ -33,6 +33,9 @@ public final class Keychain: Sendable {
     public let organisationPolicy: any OrganisationPolicy
     /// Where time is read for new contexts and item dates.
     public let clock: any KeygateClock
+    /// Records every decision and authentication attempt; when required, a decision whose
+    /// record cannot be written is denied.
+    public let auditor: Auditor
 
     /// The most authentication rounds one item may take before the call fails (Apple stops at 20).
     static let maximumRounds = 5
@@ -41,7 +44,8 @@ public final class Keychain: Sendable {
     public init(
         store: any ItemStore, accessGroups: [String], authenticator: any Authenticator,
         evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,
-        organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock()
+        organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock(),
+        auditor: Auditor? = nil
     ) {
         self.store = store
         self.accessGroups = accessGroups
@@ -50,6 +54,7 @@ public final class Keychain: Sendable {
         self.device = device
         self.organisationPolicy = organisationPolicy
         self.clock = clock
+        self.auditor = auditor ?? Auditor(sink: NoopAuditSink(), isRequired: false, clock: clock)
     }
 
     // MARK: - Shared steps
@@ -92,15 +97,23 @@ public final class Keychain: Sendable {
     }
 
     /// Evaluates `operation` on `control`, proving what is asked (up to ``maximumRounds``),
-    /// until the decision is allow; throws the denial's status otherwise.
+    /// until the decision is allow; throws the denial's status otherwise. Every decision and
+    /// every authentication attempt is audited first: when the record cannot be written (and
+    /// auditing is required) the call fails instead.
     func gate(
-        _ control: AccessControl, _ operation: Operation, item: String, context: AuthenticationContext,
-        interaction: InteractionPolicy, prompt: String
+        _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
+        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil
     ) async throws(KeygateError) -> Gate {
+        let kind = kind ?? Self.auditKind(operation)
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
-            let decision = evaluator.evaluate(control, operation: operation, state: state, now: context.clock.now())
+            let now = context.clock.now()
+            let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
+            try auditor.record(
+                AuditEvent(
+                    kind, item: Self.auditItem(item), accessControl: control, decision: decision,
+                    factors: Self.provedFactors(state, now: now)))
             switch decision.outcome {
             case .allow:
                 return .allowed(decision)
@@ -109,12 +122,88 @@ public final class Keychain: Sendable {
                 if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
                 throw KeygateError(status, "\(operation) of \(item) refused: \(Self.explain(decision))")
             case .authenticate(let requirement):
-                let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+                let outcome = await authenticate(requirement, prompt: prompt, item: item, context: context)
                 if case .proved = outcome { continue }
                 throw KeygateError(outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)")
             }
         }
         throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
+    }
+
+    /// Runs the authenticator and audits the attempt (and a lockout, when one starts).
+    func authenticate(
+        _ requirement: Requirement, prompt: String, item: ItemIdentity?, context: AuthenticationContext
+    ) async -> AuthenticationOutcome {
+        let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        let now = context.clock.now()
+        let decision: String
+        switch outcome {
+        case .proved: decision = "proved"
+        case .failed: decision = "failed"
+        case .cancelled: decision = "cancelled"
+        case .lockedOut: decision = "lockedOut"
+        case .unavailable: decision = "unavailable"
+        }
+        let factor: Factor? =
+            switch outcome {
+            case .failed(let factor, _), .lockedOut(let factor, _): factor
+            case .proved(let factors): factors.factors.first
+            case .cancelled, .unavailable: requirement.alternatives.first?.factors.first
+            }
+        let event = AuditEvent(
+            kind: .authenticate, item: item.map(Self.auditItem), decision: decision, status: outcome.status,
+            reasons: ["requirement: \(requirement)", "outcome: \(outcome)"],
+            factors: Self.provedFactors(context.state, now: now),
+            pamService: factor.flatMap { authenticator.mechanism(for: $0) })
+        do {
+            try auditor.record(event)
+            if case .lockedOut(let factor, _) = outcome {
+                var lockout = event
+                lockout.kind = .lockout
+                lockout.reasons = ["\(factor) locked out: \(outcome)"]
+                try auditor.record(lockout)
+            }
+        } catch {
+            return .unavailable(error.message)
+        }
+        return outcome
+    }
+
+    static func auditKind(_ operation: Operation) -> AuditEvent.Kind {
+        switch operation {
+        case .read: .read
+        case .add: .add
+        case .update: .update
+        case .delete: .delete
+        }
+    }
+
+    static func auditItem(_ identity: ItemIdentity) -> AuditEvent.Item {
+        AuditEvent.Item(service: identity.service, account: identity.account, accessGroup: identity.accessGroup)
+    }
+
+    /// The proofs in a state, with their ages in whole seconds.
+    static func provedFactors(_ state: AuthenticationState, now: Timestamp) -> [AuditEvent.ProvedFactor] {
+        state.proofs.all.map { proof in
+            AuditEvent.ProvedFactor(
+                factor: proof.factor, secondsAgo: Int(proof.time.nanoseconds(until: now) / 1_000_000_000))
+        }
+    }
+
+    /// Audits a store failure after an allowed decision (a collision, a tampered value).
+    func auditFailure(
+        _ kind: AuditEvent.Kind, _ identity: ItemIdentity, _ control: AccessControl?, _ error: KeygateError
+    ) {
+        if error.status == .decode {
+            try? auditor.record(
+                AuditEvent(
+                    kind: .tamper, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
+                    status: error.status, reasons: [error.message]))
+        }
+        try? auditor.record(
+            AuditEvent(
+                kind: kind, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
+                status: error.status, reasons: ["store: \(error.message)"]))
     }
 
     /// Applies the organisation policy to one item; may prove an extra requirement.
@@ -143,7 +232,7 @@ public final class Keychain: Sendable {
                 throw KeygateError(
                     .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
             }
-            let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+            let outcome = await authenticate(requirement, prompt: prompt, item: fields.identity, context: context)
             guard case .proved = outcome else {
                 throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
             }

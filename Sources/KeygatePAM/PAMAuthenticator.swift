@@ -90,6 +90,15 @@ public struct PAMAuthenticator: Authenticator {
         return last
     }
 
+    /// The PAM service that proves `factor`.
+    public func mechanism(for factor: Factor) -> String? {
+        switch factor {
+        case .passcode: configuration.passcodeService
+        case .biometry: configuration.biometryService
+        case .companion, .applicationPassword: nil
+        }
+    }
+
     /// Proves one factor with one PAM transaction and records the result in `context`.
     public func prove(_ factor: Factor, prompt: String, context: AuthenticationContext) async -> AuthenticationOutcome {
         let service: String

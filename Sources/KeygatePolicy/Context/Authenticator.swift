@@ -20,6 +20,14 @@ public protocol Authenticator: Sendable {
     ///   - context: where proofs, failures and lockouts are recorded.
     func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
+
+    /// The mechanism that proves `factor`, for audit records (a PAM service name), if any.
+    func mechanism(for factor: Factor) -> String?
+}
+
+extension Authenticator {
+    /// No named mechanism.
+    public func mechanism(for factor: Factor) -> String? { nil }
 }
 
 /// How an authentication attempt ended.

@@ -1,0 +1,115 @@
+/// Where a trail's chain stands: its random genesis and its last record. Kept beside the
+/// trail so that cutting records off the end is detected too.
+public struct AuditHead: Hashable, Sendable {
+    /// The random value the first record's `prev` holds (hex).
+    public var genesis: String
+    /// The last record's sequence number (0 for an empty trail).
+    public var sequence: UInt64
+    /// The last record's hash, or the genesis for an empty trail.
+    public var hash: String
+
+    /// A head.
+    public init(genesis: String, sequence: UInt64, hash: String) {
+        self.genesis = genesis
+        self.sequence = sequence
+        self.hash = hash
+    }
+
+    /// The head of a new, empty trail with `genesis` (hex of random bytes).
+    public init(genesis: String) { self.init(genesis: genesis, sequence: 0, hash: genesis) }
+
+    /// Seals `event` as the next record and moves the head past it.
+    public mutating func seal(_ event: AuditEvent, at time: Timestamp) -> AuditRecord {
+        let record = AuditRecord(sequence: sequence + 1, time: time, previousHash: hash, event: event)
+        sequence = record.sequence
+        hash = record.hash
+        return record
+    }
+
+    /// `{"genesis": …, "sequence": …, "hash": …}`.
+    public var line: String {
+        JSONValue.object([
+            JSONMember("genesis", .string(genesis)), JSONMember("sequence", .number(String(sequence))),
+            JSONMember("hash", .string(hash)),
+        ]).rendered
+    }
+
+    /// Parses ``line``.
+    public init(line text: String, file: String) throws(InputFileError) {
+        let fields = try JSONField.parse(text, file: file).object(allowing: ["genesis", "sequence", "hash"])
+        guard let genesis = fields["genesis"], let sequence = fields["sequence"], let hash = fields["hash"] else {
+            throw InputFileError(file: file, line: 1, column: 1, field: "", problem: "needs genesis, sequence and hash")
+        }
+        self.init(genesis: try genesis.string(), sequence: UInt64(max(try sequence.int(), 0)), hash: try hash.string())
+    }
+}
+
+/// The result of checking a trail.
+public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
+    /// Every record is in place, in order, unchanged, and the trail ends where its head says.
+    case intact(records: Int)
+    /// The chain breaks at this sequence number.
+    case broken(sequence: UInt64, reason: String)
+
+    /// `intact (N records)` or `broken at sequence N: reason`.
+    public var description: String {
+        switch self {
+        case .intact(let records): "intact (\(records) records)"
+        case .broken(let sequence, let reason): "broken at sequence \(sequence): \(reason)"
+        }
+    }
+}
+
+/// Checks a trail's hash chain, and its end against the head kept beside it.
+public enum AuditVerifier {
+    /// Verifies the trail's lines (empty lines are not allowed) against `head`.
+    ///
+    /// A deleted or reordered record is reported at the first sequence number out of place;
+    /// an edited record at its own sequence number (its hash no longer matches the next
+    /// record's `prev`, or the head); records cut off the end at the first missing number.
+    public static func verify(lines: [String], head: AuditHead?, file: String = "audit trail") -> AuditVerification {
+        var expectedSequence: UInt64 = 1
+        var expectedPrevious = head?.genesis
+        var lastHash = head?.genesis
+        for (index, line) in lines.enumerated() {
+            let record: AuditRecord
+            do {
+                record = try AuditRecord(line: line, file: file, lineNumber: index + 1)
+            } catch {
+                return .broken(sequence: expectedSequence, reason: "line \(index + 1) is not an audit record: \(error)")
+            }
+            guard record.sequence == expectedSequence else {
+                return .broken(
+                    sequence: expectedSequence,
+                    reason: "expected record \(expectedSequence), found \(record.sequence) (deleted or reordered)")
+            }
+            if let expected = expectedPrevious, record.previousHash != expected {
+                return expectedSequence == 1
+                    ? .broken(sequence: 1, reason: "the first record does not start from the trail's genesis")
+                    : .broken(
+                        sequence: expectedSequence - 1,
+                        reason:
+                            "record \(expectedSequence - 1) was changed (record \(expectedSequence) no longer matches it)"
+                    )
+            }
+            let hash = SHA256.hash(Array(line.utf8)).hexString
+            expectedPrevious = hash
+            lastHash = hash
+            expectedSequence += 1
+        }
+        let last = expectedSequence - 1
+        if let head {
+            if head.sequence > last {
+                return .broken(sequence: last + 1, reason: "records \(last + 1)…\(head.sequence) were cut off the end")
+            }
+            if head.sequence < last {
+                return .broken(
+                    sequence: head.sequence + 1, reason: "records after \(head.sequence) are not in the head")
+            }
+            if last > 0, head.hash != lastHash {
+                return .broken(sequence: last, reason: "record \(last) was changed (it no longer matches the head)")
+            }
+        }
+        return .intact(records: lines.count)
+    }
+}

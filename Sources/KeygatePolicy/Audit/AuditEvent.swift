@@ -1,0 +1,110 @@
+/// One audited decision or authentication step: what was asked, about which item, what was
+/// decided and why, which proofs counted, and who asked. Never a secret, never a passphrase.
+public struct AuditEvent: Hashable, Sendable {
+    /// What happened.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// An item was added (or refused).
+        case add
+        /// An item's value was read (or refused).
+        case read
+        /// An item was updated (or refused).
+        case update
+        /// An item was deleted (or refused).
+        case delete
+        /// A backup was exported.
+        case export
+        /// A backup was imported.
+        case `import`
+        /// A dry-run evaluation (`keygate evaluate`).
+        case evaluate
+        /// An authentication attempt and its outcome.
+        case authenticate
+        /// A factor was locked out after too many failures.
+        case lockout
+        /// Stored data failed its integrity check.
+        case tamper
+        /// Organisation policy files were (re)loaded.
+        case policyReload
+    }
+
+    /// The item concerned.
+    public struct Item: Hashable, Sendable {
+        /// The service.
+        public var service: String
+        /// The account (a keyed HMAC when the trail is redacted).
+        public var account: String
+        /// The access group.
+        public var accessGroup: String
+
+        /// An item reference.
+        public init(service: String, account: String, accessGroup: String) {
+            self.service = service
+            self.account = account
+            self.accessGroup = accessGroup
+        }
+    }
+
+    /// A proof that counted, and its age.
+    public struct ProvedFactor: Hashable, Sendable {
+        /// The factor.
+        public var factor: Factor
+        /// Its age in whole seconds when the decision was made.
+        public var secondsAgo: Int
+
+        /// A proof summary.
+        public init(factor: Factor, secondsAgo: Int) {
+            self.factor = factor
+            self.secondsAgo = secondsAgo
+        }
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The item, when there is one.
+    public var item: Item?
+    /// The access control's text form.
+    public var accessControl: String?
+    /// The organisation rules that matched.
+    public var ruleIDs: [String]
+    /// `allow`, `deny`, `authenticate`, or an authentication outcome (`proved`, `failed`,
+    /// `cancelled`, `lockedOut`, `unavailable`).
+    public var decision: String
+    /// The status, when not success.
+    public var status: KeygateStatus?
+    /// The reasons, as text (`code: explanation`).
+    public var reasons: [String]
+    /// The proofs present in the context, with their ages.
+    public var factors: [ProvedFactor]
+    /// The PAM service used, for authentication events.
+    public var pamService: String?
+    /// The process that asked.
+    public var processID: Int32
+    /// The user that asked.
+    public var userID: UInt32
+
+    /// An event.
+    public init(
+        kind: Kind, item: Item? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: String,
+        status: KeygateStatus? = nil, reasons: [String] = [], factors: [ProvedFactor] = [], pamService: String? = nil,
+        processID: Int32 = 0, userID: UInt32 = 0
+    ) {
+        self.kind = kind
+        self.item = item
+        self.accessControl = accessControl
+        self.ruleIDs = ruleIDs
+        self.decision = decision
+        self.status = status
+        self.reasons = reasons
+        self.factors = factors
+        self.pamService = pamService
+        self.processID = processID
+        self.userID = userID
+    }
+
+    /// An event for `decision`, with its outcome, status and reasons.
+    public init(_ kind: Kind, item: Item?, accessControl: AccessControl?, decision: Decision, factors: [ProvedFactor]) {
+        self.init(
+            kind: kind, item: item, accessControl: accessControl?.textForm, decision: decision.kind,
+            status: decision.status, reasons: decision.reasons.map(\.description), factors: factors)
+    }
+}

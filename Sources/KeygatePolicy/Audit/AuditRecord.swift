@@ -1,0 +1,147 @@
+/// An audit event sealed into the trail: its sequence number, time, and the SHA-256 of the
+/// previous record's line, so deleting, reordering or editing a record breaks the chain.
+///
+/// Its ``line`` is the JSON Lines form, keys in a fixed order; its ``hash`` is the SHA-256 of
+/// that line's UTF-8 bytes.
+public struct AuditRecord: Hashable, Sendable {
+    /// 1 for the first record of a trail, then one more each time.
+    public let sequence: UInt64
+    /// When it was recorded.
+    public let time: Timestamp
+    /// The SHA-256 (hex) of the previous record's line; for the first, the trail's random genesis.
+    public let previousHash: String
+    /// What was recorded.
+    public let event: AuditEvent
+
+    /// A record.
+    public init(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
+        self.sequence = sequence
+        self.time = time
+        self.previousHash = previousHash
+        self.event = event
+    }
+
+    /// The JSON line (without the newline).
+    public var line: String { json.rendered }
+
+    /// The SHA-256 (hex) of ``line``.
+    public var hash: String { SHA256.hash(Array(line.utf8)).hexString }
+
+    package var json: JSONValue {
+        let event = self.event
+        var members = [
+            JSONMember("seq", .number(String(sequence))),
+            JSONMember("time", .number(String(time.nanoseconds))),
+            JSONMember("op", .string(event.kind.rawValue)),
+        ]
+        if let item = event.item {
+            members.append(
+                JSONMember(
+                    "item",
+                    .object([
+                        JSONMember("service", .string(item.service)), JSONMember("account", .string(item.account)),
+                        JSONMember("accessGroup", .string(item.accessGroup)),
+                    ])))
+        }
+        members += [
+            JSONMember("accessControl", event.accessControl.map { .string($0) } ?? .null),
+            JSONMember("rules", .array(event.ruleIDs.map { JSONNode(.string($0)) })),
+            JSONMember("decision", .string(event.decision)),
+            JSONMember("status", event.status.map { .number(String($0.rawValue)) } ?? .null),
+            JSONMember("statusName", event.status?.name.map { .string($0) } ?? .null),
+            JSONMember("reasons", .array(event.reasons.map { JSONNode(.string($0)) })),
+            JSONMember(
+                "factors",
+                .array(
+                    event.factors.map {
+                        JSONNode(
+                            .object([
+                                JSONMember("factor", .string($0.factor.rawValue)),
+                                JSONMember("secondsAgo", .number(String($0.secondsAgo))),
+                            ]))
+                    })),
+            JSONMember("pamService", event.pamService.map { .string($0) } ?? .null),
+            JSONMember("pid", .number(String(event.processID))),
+            JSONMember("uid", .number(String(event.userID))),
+            JSONMember("prev", .string(previousHash)),
+        ]
+        return .object(members)
+    }
+
+    /// Parses one line of a trail.
+    /// - Throws: ``InputFileError`` naming the line and field.
+    public init(line text: String, file: String, lineNumber: Int) throws(InputFileError) {
+        let root: JSONField
+        do {
+            root = JSONField(node: try JSONParser.parse(text), path: "", file: file)
+        } catch {
+            throw InputFileError(
+                file: file, line: lineNumber, column: error.column, field: "", problem: "invalid JSON: \(error.message)"
+            )
+        }
+        func at(_ error: InputFileError) -> InputFileError {
+            InputFileError(
+                file: file, line: lineNumber, column: error.column, field: error.field, problem: error.problem)
+        }
+        do throws(InputFileError) {
+            let fields = try root.object(allowing: [
+                "seq", "time", "op", "item", "accessControl", "rules", "decision", "status", "statusName", "reasons",
+                "factors", "pamService", "pid", "uid", "prev",
+            ])
+            func required(_ key: String) throws(InputFileError) -> JSONField {
+                guard let field = fields[key] else { throw root.error("missing '\(key)'") }
+                return field
+            }
+            func optionalString(_ key: String) throws(InputFileError) -> String? {
+                guard let field = fields[key], field.node.value != .null else { return nil }
+                return try field.string()
+            }
+            let sequence = try required("seq").int()
+            guard sequence >= 1 else { throw try required("seq").error("must be at least 1") }
+            let kindText = try required("op").choice(AuditEvent.Kind.allCases.map(\.rawValue))
+            var item: AuditEvent.Item?
+            if let field = fields["item"] {
+                let parts = try field.object(allowing: ["service", "account", "accessGroup"])
+                guard let service = parts["service"], let account = parts["account"], let group = parts["accessGroup"]
+                else {
+                    throw field.error("an item needs service, account and accessGroup")
+                }
+                item = AuditEvent.Item(
+                    service: try service.string(), account: try account.string(), accessGroup: try group.string())
+            }
+            var status: KeygateStatus?
+            if let field = fields["status"], field.node.value != .null {
+                status = KeygateStatus(rawValue: Int32(try field.int()))
+            }
+            var factors: [AuditEvent.ProvedFactor] = []
+            for entry in try required("factors").array() {
+                let parts = try entry.object(allowing: ["factor", "secondsAgo"])
+                guard let factor = parts["factor"], let ago = parts["secondsAgo"] else {
+                    throw entry.error("incomplete factor")
+                }
+                factors.append(
+                    AuditEvent.ProvedFactor(
+                        factor: Factor(rawValue: try factor.choice(Factor.allCases.map(\.rawValue)))!,
+                        secondsAgo: try ago.int()))
+            }
+            let event = AuditEvent(
+                kind: AuditEvent.Kind(rawValue: kindText)!, item: item,
+                accessControl: try optionalString("accessControl"),
+                ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
+                    try field.string()
+                },
+                decision: try required("decision").string(), status: status,
+                reasons: try required("reasons").array().map { (field: JSONField) throws(InputFileError) in
+                    try field.string()
+                },
+                factors: factors, pamService: try optionalString("pamService"),
+                processID: Int32(truncatingIfNeeded: try required("pid").int()),
+                userID: UInt32(truncatingIfNeeded: try required("uid").int()))
+            self.init(
+                sequence: UInt64(sequence), time: Timestamp(nanoseconds: Int64(try required("time").int())),
+                previousHash: try required("prev").string(), event: event)
+        } catch {
+            throw at(error)
+        }
+    }
+}

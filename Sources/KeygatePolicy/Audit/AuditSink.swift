@@ -1,0 +1,84 @@
+import Synchronization
+
+/// Where audit records go: an in-memory list, a JSON Lines file, standard error.
+///
+/// Duties: seal each event into the trail's hash chain (``AuditHead/seal(_:at:)``) and store
+/// it before returning; throw a ``KeygateError`` when it cannot be stored as durably as
+/// configured (the ``Auditor`` then denies the decision when auditing is required); never
+/// drop, reorder or rewrite records; never hold a secret.
+public protocol AuditSink: Sendable {
+    /// Seals `event` at `time` as the next record and stores it.
+    @discardableResult
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord
+}
+
+/// Keeps records in memory (tests; see KeygateTesting's `AuditRecorder`).
+public final class InMemoryAuditSink: AuditSink {
+    private struct State {
+        var head: AuditHead
+        var records: [AuditRecord] = []
+    }
+
+    private let state: Mutex<State>
+
+    /// An empty trail with a fixed genesis (in memory there is no one to forge it for).
+    public init(genesis: String = String(repeating: "0", count: 64)) {
+        state = Mutex(State(head: AuditHead(genesis: genesis)))
+    }
+
+    /// Seals and keeps the record.
+    @discardableResult
+    public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        state.withLock { state in
+            let record = state.head.seal(event, at: time)
+            state.records.append(record)
+            return record
+        }
+    }
+
+    /// Every record so far.
+    public var records: [AuditRecord] { state.withLock { $0.records } }
+
+    /// The head.
+    public var head: AuditHead { state.withLock { $0.head } }
+}
+
+/// Drops every record (auditing off).
+public struct NoopAuditSink: AuditSink {
+    /// Creates it.
+    public init() {}
+
+    /// Seals the event against an empty head and forgets it.
+    public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        var head = AuditHead(genesis: "")
+        return head.seal(event, at: time)
+    }
+}
+
+/// Sends every record to several sinks; fails when any of them fails.
+public struct MultiplexAuditSink: AuditSink {
+    /// The sinks, in order; the first one's record is returned.
+    public let sinks: [any AuditSink]
+
+    /// A multiplexer over `sinks` (at least one).
+    public init(_ sinks: [any AuditSink]) {
+        precondition(!sinks.isEmpty, "a multiplex sink needs at least one sink")
+        self.sinks = sinks
+    }
+
+    /// Appends to every sink.
+    public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        var first: AuditRecord?
+        var failure: KeygateError?
+        for sink in sinks {
+            do {
+                let record = try sink.append(event, at: time)
+                if first == nil { first = record }
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return first!
+    }
+}

@@ -1,0 +1,53 @@
+/// Writes audit events for the engine: fills in who asked, redacts account names when
+/// configured, and enforces the failure policy.
+///
+/// When ``isRequired`` (the CLI's default), a record that cannot be written makes the
+/// decision it describes a denial: ``record(_:)`` throws `errSecIO`, and the caller must not
+/// go ahead. Otherwise the failure is ignored.
+public struct Auditor: Sendable {
+    /// Where records go.
+    public let sink: any AuditSink
+    /// Whether a decision whose record cannot be written is denied.
+    public let isRequired: Bool
+    /// When set, account names are replaced by `hmac-sha256:<hex>` under this key, as Vault
+    /// does, for trails shipped off the host.
+    public let redactionKey: [UInt8]?
+    /// The process recorded in every event.
+    public let processID: Int32
+    /// The user recorded in every event.
+    public let userID: UInt32
+    /// Where record times come from.
+    public let clock: any KeygateClock
+
+    /// An auditor.
+    public init(
+        sink: any AuditSink, isRequired: Bool = true, redactionKey: [UInt8]? = nil, processID: Int32 = 0,
+        userID: UInt32 = 0, clock: any KeygateClock = SystemClock()
+    ) {
+        self.sink = sink
+        self.isRequired = isRequired
+        self.redactionKey = redactionKey
+        self.processID = processID
+        self.userID = userID
+        self.clock = clock
+    }
+
+    /// Records `event`.
+    /// - Throws: `errSecIO` naming the problem when the record cannot be written and auditing is required.
+    public func record(_ event: AuditEvent) throws(KeygateError) {
+        var event = event
+        event.processID = processID
+        event.userID = userID
+        if let key = redactionKey, let item = event.item {
+            event.item?.account = "hmac-sha256:" + HMACSHA256.authenticate(Array(item.account.utf8), key: key).hexString
+        }
+        do {
+            try sink.append(event, at: clock.now())
+        } catch {
+            guard isRequired else { return }
+            throw KeygateError(
+                .io, "the audit record could not be written, so the \(event.kind.rawValue) was denied: \(error.message)"
+            )
+        }
+    }
+}
