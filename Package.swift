@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateTesting"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
+        .testTarget(name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],

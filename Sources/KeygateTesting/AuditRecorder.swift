@@ -1,0 +1,137 @@
+public import KeygatePolicy
+
+/// The in-memory audit sink for tests, with questions and assertions about the trail.
+///
+/// Every `check…` method returns nil when the trail matches and a message saying what was
+/// found otherwise; the `expect…` methods report that message as a test failure, in Swift
+/// Testing or XCTest, whichever is running.
+///
+/// ```swift
+/// let audit = AuditRecorder()
+/// let keychain = Keychain(store: InMemoryItemStore(), accessGroups: ["app"], authenticator: auth,
+///                         device: device, auditor: Auditor(sink: audit))
+/// device.lock()
+/// _ = try? await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+/// audit.expectLastDecision(.read, service: "api", account: "me", is: "deny",
+///                          status: .interactionNotAllowed, because: "classUnavailable")
+/// ```
+public final class AuditRecorder: AuditSink {
+    private let sink = InMemoryAuditSink()
+
+    /// An empty recorder.
+    public init() {}
+
+    /// Seals and keeps the record.
+    @discardableResult
+    public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        try sink.append(event, at: time)
+    }
+
+    /// Every record, in order.
+    public var records: [AuditRecord] { sink.records }
+
+    /// The records about one item, optionally of one kind, in order.
+    public func records(_ kind: AuditEvent.Kind? = nil, service: String, account: String) -> [AuditRecord] {
+        records.filter { record in
+            record.event.item?.service == service && record.event.item?.account == account
+                && (kind.map { $0 == record.event.kind } ?? true)
+        }
+    }
+
+    /// Checks the last decision of `kind` about (service, account): its decision (`allow`,
+    /// `deny`, `authenticate`), status, and a reason code it must give.
+    public func checkLastDecision(
+        _ kind: AuditEvent.Kind, service: String, account: String, is decision: String, status: KeygateStatus? = nil,
+        because reason: String? = nil
+    ) -> String? {
+        let what = "the last \(kind.rawValue) of (\(service), \(account))"
+        let expected =
+            "\(decision)" + (status.map { " \($0)" } ?? "") + (reason.map { " because \($0)" } ?? "")
+        guard let last = records(kind, service: service, account: account).last else {
+            let kinds = Set(records.map(\.event.kind.rawValue)).sorted().joined(separator: ", ")
+            return
+                "expected \(what) to be \(expected); no such \(kind.rawValue) was audited (the trail has \(records.count) records: \(kinds))"
+        }
+        let found = "\(last.event.decision)" + (last.event.status.map { " \($0)" } ?? "")
+        let reasons = last.event.reasons
+        let statusMatches = status == nil || last.event.status == status
+        let reasonMatches = reason.map { code in reasons.contains { $0.hasPrefix(code + ":") } } ?? true
+        guard last.event.decision == decision, statusMatches, reasonMatches else {
+            return "expected \(what) to be \(expected); it was \(found) (record \(last.sequence), reasons: \(reasons))"
+        }
+        return nil
+    }
+
+    /// Checks that no record after `sequence` allowed a read of (service, account).
+    public func checkNoAllowedRead(service: String, account: String, after sequence: UInt64 = 0) -> String? {
+        let allowed = records(.read, service: service, account: account).filter {
+            $0.sequence > sequence && $0.event.decision == "allow"
+        }
+        guard let first = allowed.first else { return nil }
+        return
+            "expected no allowed read of (\(service), \(account)) after record \(sequence); record \(first.sequence) allowed one (reasons: \(first.event.reasons))"
+    }
+
+    /// The sequence number of the last record so far (0 when empty), to mark a point in time.
+    public var lastSequence: UInt64 { records.last?.sequence ?? 0 }
+
+    /// The trail as JSON Lines with times, process ids, user ids and hashes replaced by fixed
+    /// values, so it can be compared with a golden file.
+    public var normalizedTrail: String {
+        records.map { record in
+            var event = record.event
+            event.processID = 0
+            event.userID = 0
+            return AuditRecord(
+                sequence: record.sequence, time: Timestamp(nanoseconds: 0), previousHash: "-", event: event
+            ).line
+        }.joined(separator: "\n") + (records.isEmpty ? "" : "\n")
+    }
+
+    /// Compares ``normalizedTrail`` with the golden file at `path`; with the environment
+    /// variable `KEYGATE_UPDATE_GOLDEN=1` it writes the file instead.
+    public func checkGolden(_ path: String) -> String? {
+        Golden.check(normalizedTrail, against: path)
+    }
+}
+
+extension AuditRecorder {
+    /// Reports a failure unless ``checkLastDecision(_:service:account:is:status:because:)`` passes.
+    public func expectLastDecision(
+        _ kind: AuditEvent.Kind, service: String, account: String, is decision: String, status: KeygateStatus? = nil,
+        because reason: String? = nil, filePath: StaticString = #filePath, line: UInt = #line
+    ) {
+        TestFailure.report(
+            checkLastDecision(kind, service: service, account: account, is: decision, status: status, because: reason),
+            filePath: filePath, line: line)
+    }
+
+    /// Reports a failure unless ``checkNoAllowedRead(service:account:after:)`` passes.
+    public func expectNoAllowedRead(
+        service: String, account: String, after sequence: UInt64 = 0, filePath: StaticString = #filePath,
+        line: UInt = #line
+    ) {
+        TestFailure.report(
+            checkNoAllowedRead(service: service, account: account, after: sequence), filePath: filePath, line: line)
+    }
+
+    /// Reports a failure unless the trail matches the golden file.
+    public func expectGolden(_ path: String, filePath: StaticString = #filePath, line: UInt = #line) {
+        TestFailure.report(checkGolden(path), filePath: filePath, line: line)
+    }
+}
+
+extension ScriptedAuthenticator {
+    /// Checks that exactly `count` prompts for `factor` were shown.
+    public func checkPrompts(_ factor: Factor, count: Int) -> String? {
+        let shown = prompts(for: factor)
+        guard shown.count != count else { return nil }
+        return
+            "expected exactly \(count) \(factor) prompt\(count == 1 ? "" : "s"); \(shown.count) were shown: \(shown.map(\.text))"
+    }
+
+    /// Reports a failure unless exactly `count` prompts for `factor` were shown.
+    public func expectPrompts(_ factor: Factor, count: Int, filePath: StaticString = #filePath, line: UInt = #line) {
+        TestFailure.report(checkPrompts(factor, count: count), filePath: filePath, line: line)
+    }
+}
