@@ -34,7 +34,7 @@ let package = Package(
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"]),
         // The command-line tool.
-        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM"]),
+        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(
@@ -45,7 +45,9 @@ let package = Package(
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateTesting"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
-        .testTarget(name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
+        .testTarget(
+            name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],
+            exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],

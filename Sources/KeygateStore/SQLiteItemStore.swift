@@ -75,6 +75,14 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
+    /// Runs SQL directly on the database, bypassing every check: for tests and `keygate demo`
+    /// to play the attacker who edits the file.
+    package func executeRawSQL(_ sql: String) throws(KeygateError) {
+        try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
+            try connection.execute(sql)
+        }
+    }
+
     private static let columns = "id, agrp, acct, svce, sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
 
     /// The items matching `filter`, in the order they were added.

@@ -24,6 +24,7 @@ enum ExitStatus: Int32 {
         case .interactionNotAllowed: self = .interactionNotAllowed
         case .param: self = .param
         case .decode: self = .decode
+        case .deniedByPolicy: self = .deniedByPolicy
         default: self = .failure
         }
     }

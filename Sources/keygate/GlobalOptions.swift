@@ -1,3 +1,4 @@
+import Foundation
 import KeygatePAM
 import KeygatePolicy
 
@@ -10,6 +11,8 @@ struct GlobalOptions: Sendable {
     var pamBiometryService = "keygate-biometry"
     var passphraseDescriptor: Int32?
     var noInteraction = false
+    var deviceState: String?
+    var reuseSeconds = 0
 
     init(_ arguments: Arguments) throws(Arguments.UsageError) {
         store = arguments.values["store"]
@@ -24,6 +27,14 @@ struct GlobalOptions: Sendable {
             passphraseDescriptor = descriptor
         }
         noInteraction = arguments.flags.contains("no-interaction")
+        deviceState = arguments.values["device-state"]
+        let reuse = arguments.values["reuse-seconds"] ?? ProcessInfo.processInfo.environment["KEYGATE_REUSE_SECONDS"]
+        if let reuse {
+            guard let seconds = Int(reuse), seconds >= 0 else {
+                throw Arguments.UsageError(message: "--reuse-seconds needs a whole number of seconds, not '\(reuse)'")
+            }
+            reuseSeconds = min(seconds, AuthenticationState.maximumReuseSeconds)
+        }
     }
 
     /// Where passphrases come from: the descriptor when given (it answers every PAM service),

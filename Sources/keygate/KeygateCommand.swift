@@ -12,14 +12,25 @@ enum KeygateCommand {
             help: "PAM service for the biometry factor (default: keygate-biometry)"),
         .init(name: "passphrase-fd", takesValue: true, help: "read the passphrase from this file descriptor"),
         .init(name: "no-interaction", takesValue: false, help: "never prompt; fail with status 7 instead"),
+        .init(name: "device-state", takesValue: true, help: "logind (default), unlocked or locked"),
+        .init(name: "reuse-seconds", takesValue: true, help: "reuse a proof for this long across invocations (0–300)"),
     ]
 
     /// The commands, by name.
     static let commands:
         [(name: String, summary: String, run: @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus)] = [
+            ("add", "add an item; its value is read from standard input", ItemCommands.add),
+            ("get", "write an item's value to standard output", ItemCommands.get),
+            ("update", "replace an item's value with standard input", ItemCommands.update),
+            ("delete", "delete an item", ItemCommands.delete),
+            ("list", "list items' attributes, one JSON object a line (never values)", ItemCommands.list),
             ("evaluate", "decide an access control against a context file (dry run)", EvaluateCommand.run),
+            ("export", "write an encrypted backup of the items that may migrate", BackupCommands.export),
+            ("import", "restore an encrypted backup", BackupCommands.import),
+            ("audit", "show or verify the audit trail", AuditCommand.run),
+            ("lock", "forget this session's proofs of presence", LockCommand.run),
             ("prove", "prove presence through PAM now (checks your PAM set-up)", ProveCommand.run),
-            ("demo", "show the engine's decisions for realistic situations", DemoCommand.run),
+            ("demo", "run Keygate on a temporary store and show each decision", DemoCommand.run),
         ]
 
     static let usage = """

@@ -1,15 +1,8 @@
 import KeygatePolicy
 
-/// `keygate demo`: the engine's decisions for realistic situations, as a table.
-enum DemoCommand {
-    static let help = """
-        usage: keygate demo
-
-        Evaluates realistic access controls against realistic device states (a locked
-        laptop, a stale proof, a changed fingerprint set, …) and prints each decision with
-        its status and the reason that decided it. Touches no store and needs no PAM.
-        """
-
+/// The second part of `keygate demo`: the engine's decisions for realistic situations, as a
+/// table (dry runs, no store).
+enum PolicyTour {
     /// One row of the tour.
     struct Scenario {
         let situation: String
@@ -98,17 +91,8 @@ enum DemoCommand {
             protection: .whenUnlockedThisDeviceOnly, operation: .add, state: state()),
     ]
 
-    @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        do throws(Arguments.UsageError) {
-            let arguments = try Arguments(words, options: [])
-            if arguments.wantsHelp {
-                Console.out(help)
-                return .success
-            }
-            try arguments.expectNoPositionals()
-        } catch {
-            return KeygateCommand.fail(usage: error, help: help)
-        }
+    /// The table of decisions.
+    static func table() -> String {
         let evaluator = Evaluator()
         var rows: [[String]] = [["situation", "access control", "op", "decision", "why"]]
         for scenario in scenarios {
@@ -135,10 +119,7 @@ enum DemoCommand {
                 outcome, why,
             ])
         }
-        Console.out("Keygate access-control decisions (dry run, no store touched)\n")
-        Console.out(Table(rows).rendered)
-        Console.out("\nEach row is one evaluation: 'ask' means the caller must prove one of the listed factor sets.")
-        return .success
+        return Table(rows).rendered
     }
 }
 

@@ -1,0 +1,80 @@
+import Foundation
+import KeygatePolicy
+import KeygateStore
+
+/// `keygate audit show | audit verify`: the decision trail kept next to the store.
+enum AuditCommand {
+    static let help = """
+        usage: keygate [--audit PATH] audit show | audit verify
+
+        show    prints the audit trail, one JSON record a line (never a value or passphrase)
+        verify  checks the hash chain and the head kept beside the trail; exit 0 when intact,
+                9 naming the first broken sequence number otherwise
+        """
+
+    @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        let arguments: Arguments
+        do throws(Arguments.UsageError) {
+            arguments = try Arguments(words, options: [])
+            if arguments.wantsHelp {
+                Console.out(help)
+                return .success
+            }
+            guard arguments.positionals.count == 1, ["show", "verify"].contains(arguments.positionals[0]) else {
+                throw Arguments.UsageError(message: "expected 'audit show' or 'audit verify'")
+            }
+        } catch {
+            return KeygateCommand.fail(usage: error, help: help)
+        }
+        let path: String
+        do throws(KeygateError) {
+            let store: String
+            if let given = global.store { store = given } else { store = try SQLiteItemStore.defaultPath() }
+            path = global.audit ?? (store as NSString).deletingLastPathComponent + "/audit.jsonl"
+        } catch {
+            return KeygateCommand.fail(error)
+        }
+        if arguments.positionals[0] == "show" {
+            for line in AuditTrailFile.lines(at: path) { Console.out(line) }
+            return .success
+        }
+        switch AuditTrailFile.verify(at: path) {
+        case .intact(let records):
+            Console.out("audit trail \(path): intact (\(records) records)")
+            return .success
+        case .broken(let sequence, let reason):
+            return KeygateCommand.fail(
+                KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)"))
+        }
+    }
+}
+
+/// `keygate lock`: forget this session's proof records, like `sudo -k`.
+enum LockCommand {
+    static let help = """
+        usage: keygate lock
+
+        Forgets the proofs of presence this login session recorded for reuse, so the next
+        command that needs one asks again.
+        """
+
+    @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        do throws(Arguments.UsageError) {
+            let arguments = try Arguments(words, options: [])
+            if arguments.wantsHelp {
+                Console.out(help)
+                return .success
+            }
+            try arguments.expectNoPositionals()
+        } catch {
+            return KeygateCommand.fail(usage: error, help: help)
+        }
+        do {
+            try RuntimeRecords.open()?.forget()
+            Console.err("keygate: forgot this session's proofs")
+            return .success
+        } catch {
+            return KeygateCommand.fail(error)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Keygate
+import KeygatePolicy
+import KeygateStore
+
+/// `keygate add | get | update | delete | list`: the item commands over the embedded store.
+enum ItemCommands {
+    static let itemOptions: [Arguments.Option] = [
+        .init(name: "service", takesValue: true, help: "the item's service (required)"),
+        .init(name: "account", takesValue: true, help: "the item's account (required)"),
+        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
+    ]
+
+    static let addHelp = """
+        usage: keygate add --service S --account A [--access-group G] [--label L]
+                           [--accessible CLASS] [--access-control FLAGS]
+
+        Adds an item whose value is read from standard input, byte for byte. CLASS is Apple's
+        name without the prefix (whenUnlockedThisDeviceOnly); FLAGS is a comma-separated list of
+        Apple's flag names (biometryAny,devicePasscode,or). Exit 4 when the item exists.
+
+        \(Arguments.helpLines(itemOptions + addOptions))
+        """
+    static let addOptions: [Arguments.Option] = [
+        .init(name: "label", takesValue: true, help: "a label"),
+        .init(name: "accessible", takesValue: true, help: "protection class (default: whenUnlocked)"),
+        .init(name: "access-control", takesValue: true, help: "access-control flags"),
+    ]
+
+    static let getHelp = """
+        usage: keygate get --service S --account A [--access-group G] [--prompt TEXT]
+
+        Writes the item's value to standard output, byte for byte, after the access control
+        allows it (asking for a proof through PAM when needed). Exit 3 when there is no such
+        item, 5 when authentication failed, 6 when cancelled, 7 when locked or not allowed to ask.
+
+        \(Arguments.helpLines(itemOptions + [.init(name: "prompt", takesValue: true, help: "why the user is asked")]))
+        """
+
+    static let updateHelp = """
+        usage: keygate update --service S --account A [--access-group G]
+
+        Replaces the item's value with standard input, byte for byte (a protected item asks
+        for a proof first).
+
+        \(Arguments.helpLines(itemOptions))
+        """
+
+    static let deleteHelp = """
+        usage: keygate delete --service S --account A [--access-group G]
+
+        Deletes the item. No proof is needed (Apple's odel(true)). Exit 3 when there is none.
+
+        \(Arguments.helpLines(itemOptions))
+        """
+
+    static let listOptions: [Arguments.Option] = [
+        .init(name: "service", takesValue: true, help: "only this service"),
+        .init(name: "account", takesValue: true, help: "only this account"),
+        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
+    ]
+
+    static let listHelp = """
+        usage: keygate list [--service S] [--account A] [--access-group G]
+
+        Prints one JSON object a line per item: its attributes, never its value. Never asks
+        for a proof.
+
+        \(Arguments.helpLines(listOptions))
+        """
+
+    @Sendable static func add(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        await run(words, options: itemOptions + addOptions, help: addHelp, global: global) { arguments, session in
+            var control: AccessControl?
+            let protection = try arguments.values["accessible"].map { (text: String) throws(KeygateError) in
+                try ProtectionClass(parsing: text)
+            }
+            if let flags = arguments.values["access-control"] {
+                control = try AccessControl(
+                    protection: protection ?? .default, flags: AccessControlFlags(parsing: flags))
+            }
+            let value = try readStandardInput(global)
+            try await session.keychain.add(
+                AddRequest(
+                    service: try arguments.required("service"), account: try arguments.required("account"),
+                    label: arguments.values["label"], protection: control == nil ? protection : nil,
+                    accessControl: control,
+                    data: value),
+                context: session.context)
+        }
+    }
+
+    @Sendable static func get(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        let options = itemOptions + [.init(name: "prompt", takesValue: true, help: "")]
+        return await run(words, options: options, help: getHelp, global: global) { arguments, session in
+            var query = ItemQuery(
+                service: try arguments.required("service"), account: try arguments.required("account"),
+                accessGroup: session.accessGroup, returnData: true)
+            query.operationPrompt = arguments.values["prompt"]
+            guard let data = try await session.keychain.copyMatching(query, context: session.context).first?.data else {
+                throw KeygateError(.itemNotFound, "no such item")
+            }
+            var bytes = data.copyBytes()
+            defer { SecretData.wipe(&bytes) }
+            FileHandle.standardOutput.write(Data(bytes))
+        }
+    }
+
+    @Sendable static func update(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        await run(words, options: itemOptions, help: updateHelp, global: global) { arguments, session in
+            let query = ItemQuery(
+                service: try arguments.required("service"), account: try arguments.required("account"),
+                accessGroup: session.accessGroup)
+            let value = try readStandardInput(global)
+            try await session.keychain.update(query, changes: ItemChanges(data: value), context: session.context)
+        }
+    }
+
+    @Sendable static func delete(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        await run(words, options: itemOptions, help: deleteHelp, global: global) { arguments, session in
+            let query = ItemQuery(
+                service: try arguments.required("service"), account: try arguments.required("account"),
+                accessGroup: session.accessGroup)
+            try await session.keychain.delete(query, context: session.context)
+        }
+    }
+
+    @Sendable static func list(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
+        await run(words, options: listOptions, required: [], help: listHelp, global: global) { arguments, session in
+            var query = ItemQuery(
+                service: arguments.values["service"], account: arguments.values["account"],
+                accessGroup: session.accessGroup, synchronizable: .any, returnAttributes: true)
+            query.matchLimit = .all
+            for attributes in try await matches(query, session).compactMap(\.attributes) {
+                Console.out(ItemJSON.line(attributes))
+            }
+        }
+    }
+
+    /// The items a query matches; none is an empty list, not an error.
+    static func matches(_ query: ItemQuery, _ session: Session) async throws(KeygateError) -> [MatchedItem] {
+        do {
+            return try await session.keychain.copyMatching(query, context: session.context)
+        } catch  where error.status == .itemNotFound {
+            return []
+        }
+    }
+
+    /// Parses `words`, opens a session, runs `body`, and maps errors to exit codes.
+    static func run(
+        _ words: ArraySlice<String>, options: [Arguments.Option], required: [String] = ["service", "account"],
+        positionals: Int = 0, help: String, global: GlobalOptions, _ body: (Arguments, Session) async throws -> Void
+    ) async -> ExitStatus {
+        let arguments: Arguments
+        do throws(Arguments.UsageError) {
+            arguments = try Arguments(words, options: options)
+            if arguments.wantsHelp {
+                Console.out(help)
+                return .success
+            }
+            if arguments.positionals.count > positionals {
+                throw Arguments.UsageError(message: "unexpected argument '\(arguments.positionals[positionals])'")
+            }
+            for name in required { _ = try arguments.required(name) }
+        } catch {
+            return KeygateCommand.fail(usage: error, help: help)
+        }
+        do {
+            let session = try Session(global, accessGroup: arguments.values["access-group"])
+            defer { session.finish() }
+            try await body(arguments, session)
+            return .success
+        } catch let error as KeygateError {
+            return KeygateCommand.fail(error)
+        } catch let error as Arguments.UsageError {
+            return KeygateCommand.fail(usage: error, help: help)
+        } catch {
+            return KeygateCommand.fail(KeygateError(.internalError, "\(error)"))
+        }
+    }
+
+    /// Standard input, byte for byte, in wiped memory.
+    static func readStandardInput(_ global: GlobalOptions) throws(KeygateError) -> SecretData {
+        if global.passphraseDescriptor == 0 {
+            throw KeygateError(
+                .param,
+                "--passphrase-fd 0 would read the passphrase from the value's standard input; use another descriptor")
+        }
+        var bytes = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        defer {
+            SecretData.wipe(&bytes)
+            SecretData.wipe(&chunk)
+        }
+        while true {
+            let got = read(0, &chunk, chunk.count)
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw KeygateError(.io, "cannot read standard input") }
+            if got == 0 { break }
+            bytes += chunk[0..<got]
+        }
+        return SecretData(bytes: bytes)
+    }
+}
+
+/// The JSON line `keygate list` prints for an item: attributes only.
+enum ItemJSON {
+    static func line(_ attributes: ItemAttributes) -> String {
+        let control = attributes.accessControl
+        return JSONValue.object([
+            JSONMember("service", .string(attributes.identity.service)),
+            JSONMember("account", .string(attributes.identity.account)),
+            JSONMember("accessGroup", .string(attributes.identity.accessGroup)),
+            JSONMember("synchronizable", .bool(attributes.identity.synchronizable)),
+            JSONMember("label", attributes.label.map { .string($0) } ?? .null),
+            JSONMember("accessible", .string(control.protection.name)),
+            JSONMember("accessControl", control.flags.isEmpty ? .null : .string(control.flags.description)),
+            JSONMember("text", .string(control.textForm)),
+            JSONMember("created", .number(String(attributes.created.nanoseconds / 1_000_000_000))),
+            JSONMember("modified", .number(String(attributes.modified.nanoseconds / 1_000_000_000))),
+        ]).rendered
+    }
+}
