@@ -38,10 +38,11 @@ struct GlobalOptions: Sendable {
     }
 
     /// Where passphrases come from: the descriptor when given (it answers every PAM service),
-    /// else the terminal; nil when neither can be used, so a proof must not be attempted.
+    /// else the terminal; nil with --no-interaction or when neither can be used, so a proof
+    /// must not be attempted.
     func passphraseSource() -> (any PassphraseSource)? {
-        if let passphraseDescriptor { return FileDescriptorPassphraseSource(descriptor: passphraseDescriptor) }
         if noInteraction { return nil }
+        if let passphraseDescriptor { return FileDescriptorPassphraseSource(descriptor: passphraseDescriptor) }
         return TerminalPassphraseSource.open()
     }
 

@@ -25,13 +25,34 @@ struct KeygateBinary {
         return directory.appendingPathComponent("keygate")
     }()
 
+    /// Runs the binary; `descriptor3`, when given, is readable on the child's descriptor 3.
     static func run(
-        _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:]
+        _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:], descriptor3: Data? = nil
+    ) throws -> Result {
+        if let descriptor3 {
+            // Process cannot pass extra descriptors: go through a shell that opens a file on 3.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("keygate-fd3-\(UUID().uuidString)")
+            try descriptor3.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let quoted = ([url.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            return try run(
+                ["-c", "exec " + quoted.joined(separator: " ") + " 3<'\(file.path)'"], stdin: stdin,
+                environment: environment,
+                executable: URL(fileURLWithPath: "/bin/sh"))
+        }
+        return try run(arguments, stdin: stdin, environment: environment, executable: url)
+    }
+
+    static func run(
+        _ arguments: [String], stdin: Data, environment: [String: String], executable: URL
     ) throws -> Result {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        for key in ["XDG_SESSION_ID", "KEYGATE_DEVICE_STATE", "KEYGATE_ENROLLMENT_FILE", "KEYGATE_REUSE_SECONDS"] {
+            env[key] = nil
+        }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let input = Pipe()
