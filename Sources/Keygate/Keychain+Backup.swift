@@ -15,15 +15,25 @@ extension Keychain {
         let context = context(given)
         var query = ItemQuery(synchronizable: .any)
         query.operationPrompt = "Export a backup"
+        let interaction = Self.interaction(nil, context)
         var entries: [BackupArchive.Entry] = []
         for record in try candidates(query, context: context)
         where !record.fields.accessControl.protection.isThisDeviceOnly {
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
-                interaction: context.interaction == .fail ? .fail : .allow, prompt: "Export a backup", audited: .export)
+                interaction: interaction, prompt: "Export a backup", audited: .export)
             {
             case .allowed:
-                entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
+                guard
+                    try await review(
+                        .read, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
+                else { continue }
+                do {
+                    entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
+                } catch {
+                    auditFailure(.export, record.fields.identity, record.fields.accessControl, error)
+                    throw error
+                }
             case .invalidated, .skipped:
                 continue
             }
@@ -60,9 +70,15 @@ extension Keychain {
                     prompt: "Import a backup", audited: .import)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
+            try await review(.add, fields, context: context, interaction: .fail, prompt: "Import a backup")
             items.append(NewItem(fields: fields, data: entry.data))
         }
-        try store.insert(items)
+        do {
+            try store.insert(items)
+        } catch {
+            for item in items { auditFailure(.import, item.fields.identity, item.fields.accessControl, error) }
+            throw error
+        }
         return items.count
     }
 }

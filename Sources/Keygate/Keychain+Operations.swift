@@ -21,9 +21,6 @@ extension Keychain {
         if request.protection != nil && request.accessControl != nil {
             throw KeygateError(.param, "give a protection class or an access control, not both")
         }
-        if request.synchronizable && request.accessControl != nil {
-            throw KeygateError(.param, "a synchronizable item cannot have an access control")
-        }
         let group = try groups(request.accessGroup)[0]
         let control: AccessControl
         if let given = request.accessControl {
@@ -31,26 +28,24 @@ extension Keychain {
         } else {
             control = try AccessControl(protection: request.protection ?? .default)
         }
-        if request.synchronizable && control.protection.isThisDeviceOnly {
-            throw KeygateError(.param, "a synchronizable item cannot be \(control.protection.name)")
-        }
+        try Self.checkSynchronizable(request.synchronizable, control, explicitControl: request.accessControl != nil)
         let context = context(given)
         let identity = ItemIdentity(
             accessGroup: group, account: request.account, service: request.service,
             synchronizable: request.synchronizable)
         let interaction = Self.interaction(request.authenticationUI, context)
+        let prompt = "Add \(identity.service)"
         guard
             case .allowed(let decision) = try await gate(
-                control, .add, item: identity, context: context, interaction: interaction,
-                prompt: "Add \(identity.service)")
+                control, .add, item: identity, context: context, interaction: interaction, prompt: prompt)
         else { throw KeygateError(.internalError, "add was neither allowed nor refused") }
         let bound = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
         let now = clock.now()
         let fields = ItemFields(
             identity: identity, label: request.label, generic: request.generic, accessControl: bound, created: now,
             modified: now)
-        try await review(.add, fields, context: context, interaction: interaction, prompt: "Add \(identity.service)")
-        do throws(KeygateError) {
+        try await review(.add, fields, context: context, interaction: interaction, prompt: prompt)
+        do {
             try store.insert([NewItem(fields: fields, data: request.data)])
         } catch {
             auditFailure(.add, identity, bound, error)
@@ -66,7 +61,8 @@ extension Keychain {
     /// With `skip`, items that need a prompt are left out. A cancel anywhere fails the whole
     /// call with `errSecUserCanceled`; any other refusal fails it with its status. Items that no
     /// longer exist for this request (passcode removed, enrollment changed) are removed from
-    /// the store and not returned.
+    /// the store and not returned; an item whose stored access control was tampered with is
+    /// `errSecDecode`.
     /// - Returns: the matched items, at most the match limit (default one).
     /// - Throws: `errSecItemNotFound` when nothing is left to return.
     public func copyMatching(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError)
@@ -85,34 +81,37 @@ extension Keychain {
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
         for record in try candidates(query, context: context) where results.count < limit {
+            let fields = record.fields
+            let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
-                results.append(
-                    MatchedItem(attributes: query.returnAttributes ? ItemAttributes(record.fields) : nil, data: nil))
+                try auditor.record(
+                    AuditEvent(
+                        kind: .read, item: Self.auditItem(fields.identity),
+                        accessControl: fields.accessControl.textForm,
+                        decision: "allow", reasons: ["attributesOnly: attributes only; the value is not read"]))
+                results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
+            try refuseDamaged(record, .read)
+            let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
             switch try await gate(
-                record.fields.accessControl, .read, item: record.fields.identity, context: context,
-                interaction: interaction,
-                prompt: query.operationPrompt ?? "Read \(record.fields.identity.service)")
+                fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
+                prompt: prompt)
             {
-            case .skipped:
-                continue
-            case .invalidated:
-                try store.delete([record.id])
+            case .skipped, .invalidated:
                 continue
             case .allowed:
-                try await review(
-                    .read, record.fields, context: context, interaction: interaction,
-                    prompt: query.operationPrompt ?? "Read \(record.fields.identity.service)")
+                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt) else {
+                    continue
+                }
                 let data: SecretData
                 do {
                     data = try store.open(record)
                 } catch {
-                    auditFailure(.read, record.fields.identity, record.fields.accessControl, error)
+                    auditFailure(.read, fields.identity, fields.accessControl, error)
                     throw error
                 }
-                results.append(
-                    MatchedItem(attributes: query.returnAttributes ? ItemAttributes(record.fields) : nil, data: data))
+                results.append(MatchedItem(attributes: attributes, data: data))
             }
         }
         guard !results.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
@@ -123,9 +122,14 @@ extension Keychain {
 
     /// Changes every matching item, like `SecItemUpdate`: each must be allowed (updating
     /// decrypts, so the read constraint applies), then all change in one transaction or none do.
+    ///
+    /// A new protection class or access control is checked as an add would check it (class
+    /// available, passcode set, biometry bound again). Parameter errors are found before anyone
+    /// is asked for a proof.
     /// - Throws: `errSecParam` for a match limit, return keys or `skip` in the query, or
     ///   conflicting changes; `errSecNoSuchAttr` for unknown attributes; `errSecDuplicateItem`
-    ///   when the change makes two items collide; `errSecItemNotFound` when nothing matches.
+    ///   when the change makes two items collide; `errSecItemNotFound` when nothing matches;
+    ///   `errSecNotAvailable` when another process changed an item meanwhile (nothing changes).
     public func update(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext? = nil)
         async throws(KeygateError)
     {
@@ -142,32 +146,45 @@ extension Keychain {
         if let group = changes.accessGroup { _ = try groups(group) }
         let context = context(given)
         let interaction = Self.interaction(query.authenticationUI, context)
-        var replacements: [ItemReplacement] = []
+
+        // First the new fields of every item, with every parameter check: no prompt before them.
+        var planned: [(record: ItemRecord, fields: ItemFields, newControl: AccessControl?)] = []
         for record in try candidates(query, context: context) {
-            let fields = record.fields
-            let prompt = query.operationPrompt ?? "Update \(fields.identity.service)"
-            switch try await gate(
-                fields.accessControl, .update, item: fields.identity, context: context, interaction: interaction,
-                prompt: prompt)
-            {
-            case .skipped: continue
-            case .invalidated:
-                try store.delete([record.id])
-                continue
-            case .allowed: break
-            }
-            try await review(.update, fields, context: context, interaction: interaction, prompt: prompt)
-            var updated = fields
+            try refuseDamaged(record, .update)
+            var updated = record.fields
             if let service = changes.service { updated.identity.service = service }
             if let account = changes.account { updated.identity.account = account }
             if let group = changes.accessGroup { updated.identity.accessGroup = group }
             if let sync = changes.synchronizable { updated.identity.synchronizable = sync }
             if let label = changes.label { updated.label = label }
             if let generic = changes.generic { updated.generic = generic }
+            var newControl = changes.accessControl
             if let protection = changes.protection {
-                updated.accessControl = fields.accessControl.with(protection: protection)
+                newControl = record.fields.accessControl.with(protection: protection)
             }
-            if let control = changes.accessControl {
+            let control = newControl ?? updated.accessControl
+            try Self.checkSynchronizable(
+                updated.identity.synchronizable, control,
+                explicitControl: changes.accessControl != nil || control.constraint.kind != .allow
+                    || control.requiresApplicationPassword)
+            planned.append((record, updated, newControl))
+        }
+        guard !planned.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
+
+        var replacements: [ItemReplacement] = []
+        for (record, planned, newControl) in planned {
+            var updated = planned
+            let prompt = query.operationPrompt ?? "Update \(record.fields.identity.service)"
+            switch try await gate(
+                record.fields.accessControl, .update, item: record.fields.identity, context: context,
+                interaction: interaction, prompt: prompt)
+            {
+            case .skipped, .invalidated: continue
+            case .allowed: break
+            }
+            try await review(.update, record.fields, context: context, interaction: interaction, prompt: prompt)
+            if let control = newControl {
+                // A new class or access control must be one an add would accept now.
                 guard
                     case .allowed(let decision) = try await gate(
                         control, .add, item: updated.identity, context: context, interaction: interaction,
@@ -175,31 +192,20 @@ extension Keychain {
                 else { throw KeygateError(.internalError, "the new access control was neither allowed nor refused") }
                 updated.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
             }
-            if updated.identity.synchronizable {
-                if updated.accessControl.constraint.kind != .allow || updated.accessControl.requiresApplicationPassword
-                    || changes.accessControl != nil
-                {
-                    throw KeygateError(.param, "a synchronizable item cannot have an access control")
-                }
-                if updated.accessControl.protection.isThisDeviceOnly {
-                    throw KeygateError(
-                        .param, "a synchronizable item cannot be \(updated.accessControl.protection.name)")
-                }
-            }
             updated.modified = clock.now()
             let data: SecretData
             do {
                 if let new = changes.data { data = new } else { data = try store.open(record) }
             } catch {
-                auditFailure(.update, fields.identity, fields.accessControl, error)
+                auditFailure(.update, record.fields.identity, record.fields.accessControl, error)
                 throw error
             }
-            replacements.append(ItemReplacement(id: record.id, fields: updated, data: data))
+            replacements.append(ItemReplacement(replacing: record, fields: updated, data: data))
         }
         guard !replacements.isEmpty else {
             throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))")
         }
-        do throws(KeygateError) {
+        do {
             try store.replace(replacements)
         } catch {
             for replacement in replacements {
@@ -212,7 +218,8 @@ extension Keychain {
     // MARK: - delete
 
     /// Deletes every matching item, like `SecItemDelete`. No authentication is needed
-    /// (`odel(true)`), unless an organisation rule asks for it.
+    /// (`odel(true)`), unless an organisation rule asks for it. Items that no longer exist for
+    /// this request (passcode removed, enrollment changed) count as already deleted.
     /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches.
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
         try Self.refuseOtherAttributes(query.otherAttributes)
@@ -220,15 +227,14 @@ extension Keychain {
         if query.authenticationUI == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
         let context = context(given)
         let interaction = Self.interaction(query.authenticationUI, context)
-        let records = try store.items(matching: filter(query))
+        let records = try candidates(query, context: context)
         guard !records.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
         for record in records {
+            let prompt = "Delete \(record.fields.identity.service)"
             _ = try await gate(
                 record.fields.accessControl, .delete, item: record.fields.identity, context: context,
-                interaction: interaction, prompt: "Delete \(record.fields.identity.service)")
-            try await review(
-                .delete, record.fields, context: context, interaction: interaction,
-                prompt: "Delete \(record.fields.identity.service)")
+                interaction: interaction, prompt: prompt)
+            try await review(.delete, record.fields, context: context, interaction: interaction, prompt: prompt)
         }
         try store.delete(records.map(\.id))
     }
@@ -248,8 +254,9 @@ extension Keychain {
             label: query.label, generic: query.generic, synchronizable: sync, protection: query.protection)
     }
 
-    /// The matching records that still exist for this context: items invalidated by a removed
-    /// passcode or a changed enrollment set are deleted from the store and left out.
+    /// The matching records that still exist for this context. Items invalidated by a removed
+    /// passcode or a changed enrollment set are removed from the store (audited first: when
+    /// the record cannot be written nothing is removed) and left out.
     func candidates(_ query: ItemQuery, context: AuthenticationContext) throws(KeygateError) -> [ItemRecord] {
         var state = context.state
         state.interaction = .fail
@@ -257,11 +264,40 @@ extension Keychain {
         var alive: [ItemRecord] = []
         var gone: [ItemID] = []
         for record in try store.items(matching: filter(query)) {
+            guard record.damage == nil else {
+                alive.append(record)
+                continue
+            }
             let decision = evaluator.evaluate(record.fields.accessControl, operation: .read, state: state, now: now)
-            if decision.invalidatesItem { gone.append(record.id) } else { alive.append(record) }
+            guard decision.invalidatesItem else {
+                alive.append(record)
+                continue
+            }
+            try auditor.record(
+                AuditEvent(
+                    kind: .delete, item: Self.auditItem(record.fields.identity),
+                    accessControl: record.fields.accessControl.textForm, decision: "allow",
+                    reasons: decision.reasons.map(\.description) + [
+                        "invalidated: the item no longer exists and is removed"
+                    ]))
+            gone.append(record.id)
         }
         if !gone.isEmpty { try store.delete(gone) }
         return alive
+    }
+
+    /// Apple's synchronizable rules: no access control on a synchronizable item (`errSecParam`),
+    /// and (Keygate's strict choice, spec §2) no `ThisDeviceOnly` class either.
+    static func checkSynchronizable(_ synchronizable: Bool, _ control: AccessControl, explicitControl: Bool)
+        throws(KeygateError)
+    {
+        guard synchronizable else { return }
+        if explicitControl {
+            throw KeygateError(.param, "a synchronizable item cannot have an access control")
+        }
+        if control.protection.isThisDeviceOnly {
+            throw KeygateError(.param, "a synchronizable item cannot be \(control.protection.name)")
+        }
     }
 
     static func refuseOtherAttributes(_ attributes: [String: String]) throws(KeygateError) {

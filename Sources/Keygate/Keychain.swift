@@ -207,28 +207,48 @@ public final class Keychain: Sendable {
     }
 
     /// Applies the organisation policy to one item; may prove an extra requirement.
+    /// - Returns: false when the rule needs a prompt and the call says `skip` (leave the item out).
+    @discardableResult
     func review(
         _ operation: Operation, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
         prompt: String
-    ) async throws(KeygateError) {
-        switch organisationPolicy.review(operation, item: fields) {
+    ) async throws(KeygateError) -> Bool {
+        let verdict = organisationPolicy.review(operation, item: fields)
+        switch verdict {
         case .proceed:
-            return
+            return true
         case .deny(let rule, let reason):
-            throw KeygateError(
+            let error = KeygateError(
                 .deniedByPolicy, "\(operation) of \(fields.identity) denied by rule '\(rule)': \(reason)")
+            try auditor.record(
+                AuditEvent(
+                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
+                    accessControl: fields.accessControl.textForm, ruleIDs: [rule], decision: "deny",
+                    status: error.status,
+                    reasons: ["organisationRule: \(reason)"]))
+            throw error
         case .require(let requirement, let rule):
             let state = context.state
             let now = context.clock.now()
-            let fresh = FactorSet(
-                Factor.allCases.filter { factor in
-                    state.proofs[factor].map { proof in
-                        let age = proof.time.nanoseconds(until: now)
-                        return age >= 0 && age / 1_000_000_000 <= Int64(state.reuseSeconds)
-                    } ?? false
-                }.map { FactorSet($0) })
-            if requirement.isSatisfied(by: fresh) { return }
-            guard interaction == .allow else {
+            var fresh = FactorSet()
+            for proof in state.proofs.all where !state.isInvalidated {
+                let age = proof.time.nanoseconds(until: now)
+                if age >= 0 && age / 1_000_000_000 <= Int64(state.reuseSeconds) {
+                    fresh.insert(FactorSet(proof.factor))
+                }
+            }
+            let satisfied = requirement.isSatisfied(by: fresh)
+            try auditor.record(
+                AuditEvent(
+                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
+                    accessControl: fields.accessControl.textForm, ruleIDs: [rule],
+                    decision: satisfied ? "allow" : "authenticate",
+                    reasons: ["organisationRule: needs \(requirement)"], factors: Self.provedFactors(state, now: now)))
+            if satisfied { return true }
+            switch interaction {
+            case .allow: break
+            case .skip: return false
+            case .fail:
                 throw KeygateError(
                     .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
             }
@@ -236,18 +256,20 @@ public final class Keychain: Sendable {
             guard case .proved = outcome else {
                 throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
             }
+            return true
         }
+    }
+
+    /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.
+    func refuseDamaged(_ record: ItemRecord, _ kind: AuditEvent.Kind) throws(KeygateError) {
+        guard let damage = record.damage else { return }
+        let error = KeygateError(.decode, damage)
+        auditFailure(kind, record.fields.identity, nil, error)
+        throw error
     }
 
     /// The deciding reasons of a denial, for an error message.
     static func explain(_ decision: Decision) -> String {
         decision.reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
-    }
-}
-
-extension FactorSet {
-    init(_ sets: [FactorSet]) {
-        self.init()
-        for set in sets { formUnion(set) }
     }
 }

@@ -55,8 +55,12 @@ public final class InMemoryItemStore: ItemStore {
         try state.withLock { (state: inout State) throws(KeygateError) in
             var next = state
             for replacement in replacements {
-                guard next.items[replacement.id] != nil else {
+                guard let current = next.items[replacement.id] else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
+                }
+                if case .plain(let expected)? = replacement.expected, expected !== current.data {
+                    throw KeygateError(
+                        .notAvailable, "item \(replacement.id) was changed by another writer; nothing was changed")
                 }
                 next.items[replacement.id] = (replacement.fields, replacement.data)
             }

@@ -79,11 +79,15 @@ public struct ItemRecord: Hashable, Sendable {
     public let fields: ItemFields
     /// The sealed value, opaque outside the backend.
     package let sealed: SealedValue
+    /// Why the stored row cannot be trusted (its access-control columns do not parse or
+    /// disagree), or nil. A damaged item can be deleted; reading or updating it is `errSecDecode`.
+    public let damage: String?
 
-    package init(id: ItemID, fields: ItemFields, sealed: SealedValue) {
+    package init(id: ItemID, fields: ItemFields, sealed: SealedValue, damage: String? = nil) {
         self.id = id
         self.fields = fields
         self.sealed = sealed
+        self.damage = damage
     }
 }
 
@@ -132,12 +136,20 @@ public struct ItemReplacement: Sendable {
     public var fields: ItemFields
     /// Its value (re-sealed for the new fields).
     public var data: SecretData
+    /// The item as it was read, when the replacement must fail if it changed since.
+    package var expected: SealedValue?
 
-    /// A replacement.
+    /// A replacement of the item `id`, whatever it holds now.
     public init(id: ItemID, fields: ItemFields, data: SecretData) {
         self.id = id
         self.fields = fields
         self.data = data
+    }
+
+    /// A replacement of `record` that fails if another writer changed the item since it was read.
+    public init(replacing record: ItemRecord, fields: ItemFields, data: SecretData) {
+        self.init(id: record.id, fields: fields, data: data)
+        expected = record.sealed
     }
 }
 

@@ -9,7 +9,11 @@ public import KeygatePolicy
 /// - **Primary key.** At most one item per ``ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.
 /// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and ``delete(_:)`` apply every entry
-///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`.
+///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`, and one
+///   made with ``ItemReplacement/init(replacing:fields:data:)`` of an item another writer
+///   changed since it was read fails with `errSecNotAvailable` (no lost updates).
+/// - **Damaged rows.** A row whose access control cannot be trusted is returned with
+///   ``ItemRecord/damage`` set, so it can still be deleted, instead of failing every search.
 /// - **Consistent reads.** ``items(matching:)`` returns each record's fields and sealed value
 ///   from one read, in the order the items were added.
 /// - **Bound values.** ``open(_:)`` returns the value only for exactly the fields it was

@@ -18,8 +18,14 @@ public struct KeyFileProvider: KeyProvider {
     /// The key file's path.
     public let path: String
 
-    /// A provider for the key file at `path`.
-    public init(path: String) { self.path = path }
+    /// Whether a missing key file may be created (false: a missing key is an error).
+    public let createsMissingKey: Bool
+
+    /// A provider for the key file at `path`; it creates the file when missing if `createsMissingKey`.
+    public init(path: String, createsMissingKey: Bool = true) {
+        self.path = path
+        self.createsMissingKey = createsMissingKey
+    }
 
     /// Reads the key, creating the file with a fresh random key when it does not exist.
     /// - Throws: `errSecNotAvailable` when the file cannot be read or created, has the wrong
@@ -40,13 +46,18 @@ public struct KeyFileProvider: KeyProvider {
                     usleep(10_000)
                     continue
                 }
-                let key = SecretData(count: Sodium.keyLength) { buffer in
-                    _ = read(descriptor, buffer.baseAddress, buffer.count)
-                }
                 guard status.st_size == Int(Sodium.keyLength) else { throw failure("is not a Keygate key file") }
+                var got = 0
+                let key = SecretData(count: Sodium.keyLength) { buffer in
+                    got = read(descriptor, buffer.baseAddress, buffer.count)
+                }
+                guard got == Sodium.keyLength else { throw failure("could not be read completely") }
                 return key
             }
             guard errno == ENOENT else { throw failure("cannot be read: \(String(cString: strerror(errno)))") }
+            guard createsMissingKey else {
+                throw failure("is missing, but the store already holds items sealed under it; restore it from a backup")
+            }
             let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if created < 0 {
                 if errno == EEXIST { continue }

@@ -17,6 +17,7 @@ import Synchronization
 public final class SQLiteItemStore: ItemStore {
     private let connection: Mutex<SQLiteConnection>
     private let keyProvider: any KeyProvider
+    private let cachedKey = Mutex<SecretData?>(nil)
     /// The database file.
     public let path: String
 
@@ -50,8 +51,22 @@ public final class SQLiteItemStore: ItemStore {
         try opened.execute("PRAGMA journal_mode = WAL")
         try opened.execute("PRAGMA synchronous = FULL")
         try SQLiteSchema.migrate(opened)
+        let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
+        _ = try count.step()
+        let hasItems = count.integer(0) != 0
+        count.reset()
         connection = Mutex(opened)
-        self.keyProvider = keyProvider ?? KeyFileProvider(path: path + ".key")
+        // A missing key file is created only for an empty store: items sealed under a lost
+        // key must not be joined by items under a new one.
+        self.keyProvider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems)
+    }
+
+    /// The sealing key, read once and kept (wiped when the store is released).
+    private func key() throws(KeygateError) -> SecretData {
+        if let key = cachedKey.withLock({ $0 }) { return key }
+        let key = try keyProvider.key()
+        cachedKey.withLock { $0 = key }
+        return key
     }
 
     /// Creates the directory (0700) and an empty file (0600) when missing; leaves existing ones.
@@ -62,7 +77,14 @@ public final class SQLiteItemStore: ItemStore {
         guard descriptor >= 0 else {
             throw KeygateError(.io, "cannot create or open \(path): \(String(cString: strerror(errno)))")
         }
-        close(descriptor)
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & 0o077 == 0 else {
+            throw KeygateError(
+                .notAvailable,
+                "\(path) is readable or writable by other users (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it"
+            )
+        }
     }
 
     private static func makeDirectories(_ directory: String) throws(KeygateError) {
@@ -113,36 +135,37 @@ public final class SQLiteItemStore: ItemStore {
 
     private static func record(from row: SQLiteStatement) throws(KeygateError) -> ItemRecord {
         let id = row.integer(0)
-        func damaged(_ what: String) -> KeygateError {
-            KeygateError(.decode, "item #\(id) is damaged or was tampered with: \(what)")
+        guard let group = row.text(1), let account = row.text(2), let service = row.text(3) else {
+            throw KeygateError(.decode, "item #\(id) is damaged: its identity columns are missing")
         }
-        guard let group = row.text(1), let account = row.text(2), let service = row.text(3),
-            let protectionText = row.text(7), let controlText = row.text(8),
-            let nonce = row.blob(11), let ciphertext = row.blob(12)
-        else { throw damaged("a required column is missing") }
-        let control: AccessControl
-        do {
-            control = try AccessControl(textForm: controlText)
-        } catch {
-            throw damaged("its access control does not parse")
-        }
-        guard control.protection.rawValue == protectionText else {
-            throw damaged("its protection class column disagrees with its access control")
+        let identity = ItemIdentity(
+            accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0)
+        var damage: String?
+        var control = AccessControl(unsatisfiableWith: .whenUnlocked)
+        if let controlText = row.text(8), let parsed = try? AccessControl(textForm: controlText) {
+            control = parsed
+            if row.text(7) != parsed.protection.rawValue {
+                damage = "its protection class column disagrees with its access control"
+            }
+        } else {
+            damage = "its access control is missing or does not parse"
         }
         let fields = ItemFields(
-            identity: ItemIdentity(
-                accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0),
-            label: row.text(5), generic: row.blob(6), accessControl: control,
+            identity: identity, label: row.text(5), generic: row.blob(6), accessControl: control,
             created: Timestamp(nanoseconds: row.integer(9)), modified: Timestamp(nanoseconds: row.integer(10)))
-        return ItemRecord(id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext))
+        return ItemRecord(
+            id: ItemID(id), fields: fields,
+            sealed: .encrypted(nonce: row.blob(11) ?? [], ciphertext: row.blob(12) ?? []),
+            damage: damage.map { "item #\(id) is damaged or was tampered with: \($0)" })
     }
 
     /// Opens the value with the key and the record's fields as associated data.
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
+        if let damage = item.damage { throw KeygateError(.decode, damage) }
         guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store")
         }
-        let key = try keyProvider.key()
+        let key = try key()
         guard
             let value = Sodium.open(
                 ciphertext, nonce: nonce, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
@@ -157,7 +180,7 @@ public final class SQLiteItemStore: ItemStore {
     /// Adds items in one transaction.
     @discardableResult
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
-        let key = try keyProvider.key()
+        let key = try key()
         let sealed = items.map { item in
             (
                 item.fields,
@@ -186,34 +209,52 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
-    /// Replaces items in one transaction; a collision or a missing item rolls back everything.
+    /// Replaces items in one transaction; a collision, a missing item, or an item another
+    /// writer changed since it was read rolls back everything.
     public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
-        let key = try keyProvider.key()
+        let key = try key()
         let sealed = replacements.map { replacement in
             (
-                replacement.id, replacement.fields,
-                Sodium.seal(
-                    replacement.data, key: key, associatedData: ItemSealing.associatedData(for: replacement.fields))
+                id: replacement.id, fields: replacement.fields,
+                box: Sodium.seal(
+                    replacement.data, key: key, associatedData: ItemSealing.associatedData(for: replacement.fields)),
+                expected: replacement.expected
             )
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try connection.transaction { () throws(KeygateError) in
-                // Move every row out of the way first, so swaps between items do not collide halfway.
-                for (id, _, _) in sealed {
+                for entry in sealed {
+                    if case .encrypted(let nonce, _)? = entry.expected {
+                        let check = try connection.statement("SELECT nonce FROM items WHERE id = ?")
+                        try check.bind([.integer(entry.id.rawValue)])
+                        let found = try check.step()
+                        let current = found ? check.blob(0) : nil
+                        check.reset()
+                        guard found else { throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists") }
+                        guard current == nonce else {
+                            throw KeygateError(
+                                .notAvailable, "item \(entry.id) was changed by another writer; nothing was changed")
+                        }
+                    }
+                    // Move every row out of the way first, so swaps between items do not collide halfway.
                     let park = try connection.statement(
                         "UPDATE items SET agrp = agrp || x'00' || CAST(id AS TEXT) WHERE id = ?")
-                    try park.run([.integer(id.rawValue)])
-                    guard park.changes == 1 else { throw KeygateError(.itemNotFound, "item \(id) no longer exists") }
+                    try park.run([.integer(entry.id.rawValue)])
+                    guard park.changes == 1 else {
+                        throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists")
+                    }
                 }
-                for (id, fields, box) in sealed {
+                for entry in sealed {
                     let statement = try connection.statement(
                         "UPDATE items SET agrp = ?, acct = ?, svce = ?, sync = ?, labl = ?, gena = ?, pdmn = ?, accc = ?, "
                             + "cdat = ?, mdat = ?, nonce = ?, value = ? WHERE id = ?")
                     do throws(KeygateError) {
                         try statement.run(
-                            Self.values(fields) + [.blob(box.nonce), .blob(box.ciphertext), .integer(id.rawValue)])
+                            Self.values(entry.fields) + [
+                                .blob(entry.box.nonce), .blob(entry.box.ciphertext), .integer(entry.id.rawValue),
+                            ])
                     } catch  where error.status == .duplicateItem {
-                        throw KeygateError(.duplicateItem, "an item \(fields.identity) already exists")
+                        throw KeygateError(.duplicateItem, "an item \(entry.fields.identity) already exists")
                     }
                 }
             }

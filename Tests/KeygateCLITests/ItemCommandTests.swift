@@ -108,6 +108,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: world.data + "/keygate", withIntermediateDirectories: true)
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try garbage.write(to: URL(fileURLWithPath: world.store))
+        chmod(world.store, 0o600)
         let result = try world.run(["list"])
         #expect(result.status == 1)
         #expect(result.lastErrorLine.contains(world.store) && result.lastErrorLine.contains("not a Keygate database"))

@@ -59,17 +59,17 @@ import Testing
         } catch {
             #expect(error.status == .decode)
         }
-        // A protection column that disagrees with the access control is refused on read.
+        // A protection column that disagrees with the access control marks the row damaged.
         try raw.execute("UPDATE items SET pdmn = 'dk'")
-        do {
-            _ = try store.items(matching: Fixtures.all)
-            Issue.record("a disagreeing protection column must be refused")
-        } catch {
-            #expect(error.status == .decode)
-        }
-        // Garbage in the access-control column, too.
+        var record = try store.items(matching: Fixtures.all)[0]
+        #expect(record.damage?.contains("disagrees") == true)
+        #expect(throws: KeygateError.self) { try store.open(record) }
+        // Garbage in the access-control column, too; nothing satisfies its placeholder.
         try raw.execute("UPDATE items SET pdmn = 'aku', accc = 'aku;od(cfoo(true))'")
-        #expect(throws: KeygateError.self) { try store.items(matching: Fixtures.all) }
+        record = try store.items(matching: Fixtures.all)[0]
+        #expect(record.damage != nil)
+        #expect(record.fields.accessControl.constraint.kind == .deny)
+        #expect(throws: KeygateError.self) { try store.open(record) }
     }
 
     @Test func swappingCiphertextsBetweenRowsIsDetected() throws {
@@ -113,6 +113,7 @@ import Testing
         let path = directory.path + "/items.db"
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
         try garbage.write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
         do {
             _ = try SQLiteItemStore(path: path)
             Issue.record("a corrupt database must not open")
@@ -123,6 +124,76 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test func aDatabaseOthersCanReadIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        _ = try SQLiteItemStore(path: path)
+        chmod(path, 0o644)
+        do {
+            _ = try SQLiteItemStore(path: path)
+            Issue.record("a database readable by others must not open")
+        } catch {
+            #expect(error.message.contains("chmod 600"))
+        }
+    }
+
+    @Test func aMissingKeyIsNotReplacedWhileItemsExist() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        try SQLiteItemStore(path: path).insert([Fixtures.item(Fixtures.fields(), "v")])
+        try FileManager.default.removeItem(atPath: path + ".key")
+        let store = try SQLiteItemStore(path: path)
+        let record = try store.items(matching: Fixtures.all)[0]
+        #expect(throws: KeygateError.self) { try store.open(record) }
+        #expect(throws: KeygateError.self) { try store.insert([Fixtures.item(Fixtures.fields(account: "new"), "w")]) }
+        #expect(!FileManager.default.fileExists(atPath: path + ".key"), "no new key was made")
+    }
+
+    @Test func aDamagedRowCanStillBeDeleted() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        let store = try SQLiteItemStore(path: path)
+        try store.insert([
+            Fixtures.item(Fixtures.fields(account: "ok"), "1"), Fixtures.item(Fixtures.fields(account: "bad"), "2"),
+        ])
+        try store.executeRawSQL("UPDATE items SET accc = 'garbage' WHERE acct = 'bad'")
+        let records = try store.items(matching: Fixtures.all)
+        #expect(records.map { $0.damage == nil } == [true, false], "one bad row does not break the search")
+        #expect(Fixtures.text(try store.open(records[0])) == "1")
+        #expect(throws: KeygateError.self) { try store.open(records[1]) }
+        try store.delete([records[1].id])
+        #expect(try store.items(matching: Fixtures.all).count == 1)
+    }
+
+    @Test func aConcurrentChangeIsNotOverwritten() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        let store = try SQLiteItemStore(path: path)
+        try store.insert([Fixtures.item(Fixtures.fields(), "v1")])
+        let stale = try store.items(matching: Fixtures.all)[0]
+        try SQLiteItemStore(path: path).replace([
+            ItemReplacement(id: stale.id, fields: stale.fields, data: SecretData("v2"))
+        ])
+        do {
+            try store.replace([ItemReplacement(replacing: stale, fields: stale.fields, data: SecretData("v3"))])
+            Issue.record("a stale replacement must fail")
+        } catch {
+            #expect(error.status == .notAvailable)
+        }
+        #expect(Fixtures.text(try store.open(try store.items(matching: Fixtures.all)[0])) == "v2")
+    }
+
+    @Test func textWithNULIsStoredWhole() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteItemStore(path: directory.path + "/items.db")
+        try store.insert([
+            Fixtures.item(Fixtures.fields(account: "a\u{0}x"), "1"), Fixtures.item(Fixtures.fields(account: "a"), "2"),
+        ])
+        let records = try store.items(matching: Fixtures.all)
+        #expect(records.map(\.fields.identity.account) == ["a\u{0}x", "a"])
+        #expect(Fixtures.text(try store.open(records[0])) == "1")
     }
 
     @Test func aNewerSchemaIsRefused() throws {

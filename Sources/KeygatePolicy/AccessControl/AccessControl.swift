@@ -112,6 +112,13 @@ public struct AccessControl: Hashable, Sendable {
             requiresApplicationPassword: requiresApplicationPassword)
     }
 
+    /// An access control that nothing satisfies (`od(false)`): what a store reports for an
+    /// item whose stored access control cannot be trusted.
+    public init(unsatisfiableWith protection: ProtectionClass) {
+        self.init(
+            protection: protection, constraint: .deny, isPrivateKeyUsage: false, requiresApplicationPassword: false)
+    }
+
     /// This access control with another protection class and the same constraints and options.
     public func with(protection: ProtectionClass) -> AccessControl {
         AccessControl(

@@ -39,7 +39,12 @@ public struct Auditor: Sendable {
         event.processID = processID
         event.userID = userID
         if let key = redactionKey, let item = event.item {
-            event.item?.account = "hmac-sha256:" + HMACSHA256.authenticate(Array(item.account.utf8), key: key).hexString
+            let redacted = "hmac-sha256:" + HMACSHA256.authenticate(Array(item.account.utf8), key: key).hexString
+            event.item?.account = redacted
+            // Messages in the reasons (a store error naming the item) must not give the name away either.
+            if !item.account.isEmpty {
+                event.reasons = event.reasons.map { $0.replacing(item.account, with: redacted) }
+            }
         }
         do {
             try sink.append(event, at: clock.now())

@@ -17,8 +17,14 @@ import Synchronization
 ///   decision (milliseconds on most disks).
 /// - ``Durability/groupCommit(records:)`` flushes once every N records and when the sink is
 ///   released: much faster for many decisions in one process, but a power loss can lose the
-///   last unflushed records (a crash of the process alone loses nothing: the bytes are in the
-///   page cache).
+///   last unflushed records, and can leave the head out of step with the trail, which then
+///   stops further auditing until `keygate audit verify` has been looked at (a crash of the
+///   process alone loses nothing: the bytes are in the page cache).
+///
+/// Tamper evidence, not tamper proof: the chain shows a record deleted, edited or reordered
+/// by someone who did not also rewrite everything after it and the head. Whoever can rewrite
+/// both files can forge a consistent trail; ship the trail off the host (with redaction) when
+/// that matters.
 public final class JSONLinesAuditSink: AuditSink {
     /// How often records reach the disk.
     public enum Durability: Hashable, Sendable {
@@ -64,11 +70,17 @@ public final class JSONLinesAuditSink: AuditSink {
         var head = try currentHead()
         let record = head.seal(event, at: time)
         let bytes = Array((record.line + "\n").utf8)
+        let sizeBefore = lseek(descriptor, 0, SEEK_END)
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw failure("cannot write to \(path)") }
+            guard written > 0 else {
+                let error = failure("cannot write to \(path)")
+                // Cut a torn line back off, so the trail still ends where its head says.
+                if sizeBefore >= 0 { _ = ftruncate(descriptor, sizeBefore) }
+                throw error
+            }
             offset += written
         }
         let sync: Bool = pending.withLock { count in
@@ -131,6 +143,15 @@ public final class JSONLinesAuditSink: AuditSink {
         close(descriptor)
         guard written == bytes.count, synced, rename(temporary, headPath) == 0 else {
             throw failure("cannot write \(headPath)")
+        }
+        if sync {
+            // Make the rename itself durable.
+            let directory = String(headPath[..<(headPath.lastIndex(of: "/") ?? headPath.startIndex)])
+            let handle = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if handle >= 0 {
+                fsync(handle)
+                close(handle)
+            }
         }
     }
 
@@ -234,7 +255,8 @@ public final class StandardErrorAuditSink: AuditSink {
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
         let record = head.withLock { $0.seal(event, at: time) }
         let bytes = Array(("audit: " + record.line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw KeygateError(.io, "cannot write the audit record to standard error") }
         return record
     }
 }

@@ -56,7 +56,14 @@ final class SQLiteConnection {
             try execute("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            if sqlite3_get_autocommit(handle) == 0 {
+                do {
+                    try execute("ROLLBACK")
+                } catch let rollback {
+                    throw KeygateError(
+                        rollback.status, "\(error.message); and the rollback failed: \(rollback.message)")
+                }
+            }
             throw error
         }
     }
@@ -116,7 +123,13 @@ final class SQLiteStatement {
             let index = Int32(offset + 1)
             let code: Int32 =
                 switch value {
-                case .text(let text): sqlite3_bind_text(handle, index, text, -1, keygate_sqlite_transient())
+                case .text(let text):
+                    // Bound with its byte length, so a text holding NUL is stored whole.
+                    (Array(text.utf8) + [0]).withUnsafeBytes { raw in
+                        sqlite3_bind_text(
+                            handle, index, raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(raw.count - 1),
+                            keygate_sqlite_transient())
+                    }
                 case .integer(let number): sqlite3_bind_int64(handle, index, number)
                 case .blob(let bytes):
                     bytes.withUnsafeBytes { raw in
@@ -152,7 +165,9 @@ final class SQLiteStatement {
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     func text(_ column: Int32) -> String? {
-        sqlite3_column_text(handle, column).map { String(cString: $0) }
+        guard let base = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeRawBufferPointer(start: base, count: count), as: UTF8.self)
     }
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }

@@ -29,6 +29,12 @@ enum SQLiteSchema {
 
     /// Brings the database up to the latest version.
     static func migrate(_ connection: SQLiteConnection) throws(KeygateError) {
+        // Read the version without a write lock; most opens need no migration.
+        let probe = try connection.statement("PRAGMA user_version")
+        _ = try probe.step()
+        let current = Int(probe.integer(0))
+        probe.reset()
+        guard current != migrations.count else { return }
         try connection.transaction { () throws(KeygateError) in
             let statement = try connection.statement("PRAGMA user_version")
             _ = try statement.step()
