@@ -62,10 +62,13 @@ public final class AuditRecorder: AuditSink {
         return nil
     }
 
-    /// Checks that no record after `sequence` allowed a read of (service, account).
+    /// Checks that no record after `sequence` allowed the value of (service, account) to be
+    /// decrypted: a read, an update or an export.
     public func checkNoAllowedRead(service: String, account: String, after sequence: UInt64 = 0) -> String? {
-        let allowed = records(.read, service: service, account: account).filter {
-            $0.sequence > sequence && $0.event.decision == "allow"
+        let decrypting: Set<AuditEvent.Kind> = [.read, .update, .export]
+        let allowed = records(service: service, account: account).filter {
+            $0.sequence > sequence && decrypting.contains($0.event.kind) && $0.event.decision == "allow"
+                && !$0.event.reasons.contains { $0.hasPrefix("attributesOnly:") }
         }
         guard let first = allowed.first else { return nil }
         return

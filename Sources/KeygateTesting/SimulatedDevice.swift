@@ -61,6 +61,12 @@ public final class SimulatedDevice: DeviceStateSource {
     /// Removes an enrolled finger or face: the enrollment-set hash changes.
     public func removeEnrollment(_ template: String) { state.withLock { _ = $0.templates.remove(template) } }
 
+    /// Locks biometry out, as five failed matches do on a real device; a passcode proof in a
+    /// context lifts it there (``AuthenticationContext/recordProof(of:)``).
+    public func lockOutBiometry(_ context: AuthenticationContext) {
+        context.update { $0.biometry.isLockedOut = true }
+    }
+
     /// Takes the biometric sensor away, or gives it back.
     public func setBiometryAvailable(_ available: Bool) { state.withLock { $0.biometryAvailable = available } }
 }

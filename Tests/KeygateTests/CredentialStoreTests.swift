@@ -50,3 +50,56 @@ import Testing
         #expect(text(try await credentials.read(account: "me")) == "t2")
     }
 }
+
+/// A store whose first update pretends another process added the item in between, to drive
+/// CredentialStore's racing-duplicate path.
+final class RacingStore: ItemStore, @unchecked Sendable {
+    let inner = InMemoryItemStore()
+    var raced = false
+
+    func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] { try inner.items(matching: filter) }
+    func open(_ item: ItemRecord) throws(KeygateError) -> SecretData { try inner.open(item) }
+    func replace(_ replacements: [ItemReplacement]) throws(KeygateError) { try inner.replace(replacements) }
+    func delete(_ ids: [ItemID]) throws(KeygateError) { try inner.delete(ids) }
+
+    @discardableResult
+    func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+        if !raced, let first = items.first {
+            raced = true
+            // Another process wins the race for the same key.
+            try inner.insert([NewItem(fields: first.fields, data: SecretData("from the other process"))])
+        }
+        return try inner.insert(items)
+    }
+}
+
+@Suite struct CredentialStoreRaceTests {
+    @Test func saveUpdatesAfterARacingDuplicate() async throws {
+        let store = RacingStore()
+        let keychain = Keychain(store: store, accessGroups: ["app"], authenticator: ScriptedAuthenticator())
+        let credentials = CredentialStore(keychain: keychain, service: "demo")
+        try await credentials.save(SecretData("mine"), account: "user")
+        #expect(store.raced)
+        #expect(
+            text(try await credentials.read(account: "user")) == "mine", "the racing add was updated with our value")
+        #expect(try store.items(matching: ItemFilter(accessGroups: ["app"])).count == 1)
+    }
+
+    @Test func aMultiItemUpdateCancelledHalfwayChangesNothing() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        try await KeychainTests.add(fixture, service: "s1", account: "a", flags: .devicePasscode, value: "1")
+        try await KeychainTests.add(fixture, service: "s2", account: "a", flags: .biometryAny, value: "2")
+        // The first item's passcode is proved; the second item's fingerprint prompt is cancelled.
+        fixture.authenticator.enqueue(.cancel, for: .biometry)
+        let context = fixture.context()
+        #expect(
+            await KeychainTests.status {
+                try await fixture.keychain.update(
+                    ItemQuery(account: "a"), changes: ItemChanges(data: SecretData("x")), context: context)
+            } == .userCanceled)
+        var query = ItemQuery(account: "a", returnData: true)
+        query.matchLimit = .all
+        fixture.clock.advance(seconds: 5)
+        #expect(try await fixture.keychain.copyMatching(query).compactMap { text($0.data) } == ["1", "2"])
+    }
+}
