@@ -70,24 +70,7 @@ public struct PAMAuthenticator: Authenticator {
     public func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
     {
-        var last = AuthenticationOutcome.unavailable("nothing can satisfy the requirement")
-        alternatives: for alternative in requirement.alternatives {
-            var proved = FactorSet()
-            for factor in alternative.factors {
-                let outcome = await prove(factor, prompt: prompt, context: context)
-                switch outcome {
-                case .proved(let factors):
-                    proved.formUnion(factors)
-                case .cancelled:
-                    return .cancelled
-                case .failed, .lockedOut, .unavailable:
-                    last = outcome
-                    continue alternatives
-                }
-            }
-            return .proved(proved)
-        }
-        return last
+        await requirement.prove { factor in await prove(factor, prompt: prompt, context: context) }
     }
 
     /// The PAM service that proves `factor`.

@@ -64,43 +64,31 @@ public final class ScriptedAuthenticator: Authenticator {
     public func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
     {
-        var last = AuthenticationOutcome.unavailable("nothing can satisfy the requirement")
-        alternatives: for alternative in requirement.alternatives {
-            var proved = FactorSet()
-            for factor in alternative.factors {
-                if let until = context.lockout(of: factor) {
-                    last = .lockedOut(factor, until: until)
-                    continue alternatives
+        await requirement.prove { factor in
+            if let until = context.lockout(of: factor) { return .lockedOut(factor, until: until) }
+            let step = state.withLock { state -> Step in
+                state.prompts.append(Prompt(factor: factor, text: prompt))
+                if var queue = state.queues[factor], !queue.isEmpty {
+                    let next = queue.removeFirst()
+                    state.queues[factor] = queue
+                    return next
                 }
-                let step = state.withLock { state -> Step in
-                    state.prompts.append(Prompt(factor: factor, text: prompt))
-                    if var queue = state.queues[factor], !queue.isEmpty {
-                        let next = queue.removeFirst()
-                        state.queues[factor] = queue
-                        return next
-                    }
-                    return state.defaults[factor] ?? .succeed
-                }
-                switch step {
-                case .succeed:
-                    context.recordProof(of: factor)
-                    proved.insert(FactorSet(factor))
-                case .fail:
-                    let until = context.recordFailure(of: factor)
-                    last = until.map { .lockedOut(factor, until: $0) } ?? .failed(factor, message: "scripted failure")
-                    continue alternatives
-                case .cancel:
-                    return .cancelled
-                case .lockOut:
-                    last = .lockedOut(factor, until: nil)
-                    continue alternatives
-                case .unavailable:
-                    last = .unavailable("scripted: \(factor) unavailable")
-                    continue alternatives
-                }
+                return state.defaults[factor] ?? .succeed
             }
-            return .proved(proved)
+            switch step {
+            case .succeed:
+                context.recordProof(of: factor)
+                return .proved(FactorSet(factor))
+            case .fail:
+                let until = context.recordFailure(of: factor)
+                return until.map { .lockedOut(factor, until: $0) } ?? .failed(factor, message: "scripted failure")
+            case .cancel:
+                return .cancelled
+            case .lockOut:
+                return .lockedOut(factor, until: nil)
+            case .unavailable:
+                return .unavailable("scripted: \(factor) unavailable")
+            }
         }
-        return last
     }
 }

@@ -63,6 +63,22 @@ struct Arguments {
         }
     }
 
+    /// For commands without options or arguments: nil to go on, or the exit status after
+    /// showing the help or a usage error.
+    static func bare(_ words: ArraySlice<String>, help: String) -> ExitStatus? {
+        do throws(UsageError) {
+            let arguments = try Arguments(words, options: [])
+            if arguments.wantsHelp {
+                Console.out(help)
+                return .success
+            }
+            try arguments.expectNoPositionals()
+            return nil
+        } catch {
+            return KeygateCommand.fail(usage: error, help: help)
+        }
+    }
+
     /// The value of a required option.
     func required(_ name: String) throws(UsageError) -> String {
         guard let value = values[name] else { throw UsageError(message: "missing required option '--\(name)'") }

@@ -68,3 +68,30 @@ public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension Requirement {
+    /// Tries the alternatives in order with `prove` (one call per factor), as every
+    /// authenticator must: the first alternative whose factors are all proved wins; a factor
+    /// that fails, is locked out or is unavailable moves on to the next alternative; a cancel
+    /// ends everything at once. When no alternative succeeds, the last failure is returned.
+    public func prove(_ prove: (Factor) async -> AuthenticationOutcome) async -> AuthenticationOutcome {
+        var last = AuthenticationOutcome.unavailable("nothing can satisfy the requirement")
+        alternatives: for alternative in alternatives {
+            var proved = FactorSet()
+            for factor in alternative.factors {
+                let outcome = await prove(factor)
+                switch outcome {
+                case .proved(let factors):
+                    proved.formUnion(factors)
+                case .cancelled:
+                    return .cancelled
+                case .failed, .lockedOut, .unavailable:
+                    last = outcome
+                    continue alternatives
+                }
+            }
+            return .proved(proved)
+        }
+        return last
+    }
+}

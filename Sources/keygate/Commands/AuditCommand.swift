@@ -59,16 +59,7 @@ enum LockCommand {
         """
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        do throws(Arguments.UsageError) {
-            let arguments = try Arguments(words, options: [])
-            if arguments.wantsHelp {
-                Console.out(help)
-                return .success
-            }
-            try arguments.expectNoPositionals()
-        } catch {
-            return KeygateCommand.fail(usage: error, help: help)
-        }
+        if let status = Arguments.bare(words, help: help) { return status }
         do {
             try RuntimeRecords.open()?.forget()
             Console.err("keygate: forgot this session's proofs")

@@ -21,16 +21,7 @@ enum DemoCommand {
         """
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        do throws(Arguments.UsageError) {
-            let arguments = try Arguments(words, options: [])
-            if arguments.wantsHelp {
-                Console.out(help)
-                return .success
-            }
-            try arguments.expectNoPositionals()
-        } catch {
-            return KeygateCommand.fail(usage: error, help: help)
-        }
+        if let status = Arguments.bare(words, help: help) { return status }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "keygate-demo-\(UUID().uuidString)"
         ).path
