@@ -85,6 +85,20 @@ import Testing
         #expect(result.lastErrorLine.hasSuffix("(errSecParam -50)"))
     }
 
+    @Test func aDryRunIsAuditedOnlyIntoANamedTrail() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("ctx.json", contents: "{}")
+        let trail = directory.url.appendingPathComponent("audit.jsonl").path
+        let result = try KeygateBinary.run([
+            "--audit", trail, "evaluate", "--context", path, "--access-control", "userPresence",
+        ])
+        #expect(result.status == 0)
+        let lines = try String(contentsOfFile: trail, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines[0].contains("\"op\": \"evaluate\"") && lines[0].contains("\"decision\": \"authenticate\""))
+        #expect(try KeygateBinary.run(["--audit", trail, "audit", "verify"]).status == 0)
+    }
+
     @Test func badContextFilesExit2WithFileLineAndField() throws {
         let directory = try TemporaryDirectory()
         let bad = try directory.file("bad.json", contents: "{\n  \"biometry\": {\"available\": 1}\n}\n")

@@ -1,5 +1,6 @@
 import Foundation
 import KeygatePolicy
+import KeygateStore
 
 /// `keygate evaluate`: one dry-run decision, printed as one JSON object.
 enum EvaluateCommand {
@@ -19,7 +20,8 @@ enum EvaluateCommand {
 
         Decides an access control against the authentication context described in FILE.json and
         prints {"decision", "status", "statusName", "requirement", "reasons"}. Exit 0 for any
-        decision; 8 for invalid flags or class; 2 for a bad context file.
+        decision; 8 for invalid flags or class; 2 for a bad context file. With the global
+        --audit PATH, the decision is also recorded in that trail.
 
         \(Arguments.helpLines(options))
         """
@@ -63,6 +65,24 @@ enum EvaluateCommand {
         }
         let decision = Evaluator().evaluate(
             request.control, operation: request.operation, state: context.state, now: context.now)
+        if let path = global.audit {
+            // A dry run is audited only into a trail named explicitly: it touches no store.
+            let auditor = Auditor(
+                sink: JSONLinesAuditSink(path: path), processID: ProcessIdentity.processID,
+                userID: ProcessIdentity.userID)
+            do {
+                try auditor.record(
+                    AuditEvent(
+                        .evaluate, item: nil, accessControl: request.control, decision: decision,
+                        factors: context.state.proofs.all.map {
+                            AuditEvent.ProvedFactor(
+                                factor: $0.factor,
+                                secondsAgo: Int($0.time.nanoseconds(until: context.now) / 1_000_000_000))
+                        }))
+            } catch {
+                return KeygateCommand.fail(error)
+            }
+        }
         Console.out(decision.report.rendered)
         return .success
     }
