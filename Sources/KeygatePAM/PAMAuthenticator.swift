@@ -34,6 +34,8 @@ public struct PAMAuthenticator: Authenticator {
         public var failureDelay: Duration
         /// The libpam to call.
         public var library: PAMLibrary
+        /// Where failures are also counted beyond the context (shared by processes), if anywhere.
+        public var ledger: (any AttemptLedger)?
 
         /// A configuration; the defaults are the `keygate` and `keygate-biometry` services,
         /// 5 failures in 15 minutes lock out for 5 minutes, a 2 s delay after a failure, and
@@ -41,13 +43,14 @@ public struct PAMAuthenticator: Authenticator {
         public init(
             passcodeService: String = "keygate", biometryService: String = "keygate-biometry",
             attemptPolicy: AttemptPolicy = AttemptPolicy(), failureDelay: Duration = .seconds(2),
-            library: PAMLibrary = .system
+            library: PAMLibrary = .system, ledger: (any AttemptLedger)? = nil
         ) {
             self.passcodeService = passcodeService
             self.biometryService = biometryService
             self.attemptPolicy = attemptPolicy
             self.failureDelay = failureDelay
             self.library = library
+            self.ledger = ledger
         }
     }
 
@@ -91,7 +94,10 @@ public struct PAMAuthenticator: Authenticator {
         case .companion, .applicationPassword:
             return .unavailable("PAM cannot prove the \(factor) factor")
         }
-        if let until = context.lockout(of: factor) { return .lockedOut(factor, until: until) }
+        let now = context.clock.now()
+        if let until = context.lockout(of: factor) ?? configuration.ledger?.lockout(of: factor, at: now) {
+            return .lockedOut(factor, until: until)
+        }
         if factor == .biometry && context.state.biometry.isLockedOut { return .lockedOut(.biometry, until: nil) }
         guard PAMServiceLocator.locate(service, library: configuration.library) != nil else {
             let places = PAMServiceLocator.directories(library: configuration.library).joined(separator: ", ")
@@ -107,8 +113,12 @@ public struct PAMAuthenticator: Authenticator {
         switch outcome {
         case .proved:
             context.recordProof(of: factor)
+            configuration.ledger?.recordSuccess(of: factor)
         case .failed:
-            let lockedUntil = context.recordFailure(of: factor, policy: configuration.attemptPolicy)
+            let policy = configuration.attemptPolicy
+            let contextLockout = context.recordFailure(of: factor, policy: policy)
+            let sharedLockout = configuration.ledger?.recordFailure(of: factor, at: context.clock.now(), policy: policy)
+            let lockedUntil = sharedLockout ?? contextLockout
             if configuration.failureDelay > .zero { try? await Task.sleep(for: configuration.failureDelay) }
             if let lockedUntil { return .lockedOut(factor, until: lockedUntil) }
         case .cancelled, .lockedOut, .unavailable:

@@ -1,6 +1,7 @@
 import Foundation
 import KeygatePAM
 import KeygatePolicy
+import KeygateStore
 
 /// The global options, read before the command name.
 struct GlobalOptions: Sendable {
@@ -11,7 +12,7 @@ struct GlobalOptions: Sendable {
     var pamBiometryService = "keygate-biometry"
     var passphraseDescriptor: Int32?
     var noInteraction = false
-    var deviceState: String?
+    var deviceState = LinuxDevice.Mode.logind
     var reuseSeconds = 0
 
     init(_ arguments: Arguments) throws(Arguments.UsageError) {
@@ -27,7 +28,18 @@ struct GlobalOptions: Sendable {
             passphraseDescriptor = descriptor
         }
         noInteraction = arguments.flags.contains("no-interaction")
-        deviceState = arguments.values["device-state"]
+        let state = arguments.values["device-state"] ?? ProcessInfo.processInfo.environment["KEYGATE_DEVICE_STATE"]
+        if let state {
+            guard let mode = LinuxDevice.Mode(rawValue: state) else {
+                throw Arguments.UsageError(
+                    message: "unknown device state '\(state)' (expected logind, unlocked or locked)")
+            }
+            deviceState = mode
+        }
+        // Relative paths are taken from the current directory, never from the filesystem root.
+        store = store.map(Self.absolute)
+        audit = audit.map(Self.absolute)
+        policies = policies.map(Self.absolute)
         let reuse = arguments.values["reuse-seconds"] ?? ProcessInfo.processInfo.environment["KEYGATE_REUSE_SECONDS"]
         if let reuse {
             guard let seconds = Int(reuse), seconds >= 0 else {
@@ -46,9 +58,43 @@ struct GlobalOptions: Sendable {
         return TerminalPassphraseSource.open()
     }
 
-    /// A PAM authenticator for the owner of this process with the configured services.
+    /// A PAM authenticator for the owner of this process with the configured services; its
+    /// failures are also counted in the user's shared ledger.
     func authenticator(source: any PassphraseSource) throws(KeygateError) -> PAMAuthenticator {
         try PAMAuthenticator(
-            configuration: .init(passcodeService: pamService, biometryService: pamBiometryService), source: source)
+            configuration: .init(
+                passcodeService: pamService, biometryService: pamBiometryService,
+                ledger: FileAttemptLedger(directory: try ledgerDirectory())),
+            source: source)
+    }
+
+    /// The database: `--store`, else `$XDG_DATA_HOME/keygate/items.db`.
+    func storePath() throws(KeygateError) -> String {
+        if let store { return store }
+        return try SQLiteItemStore.defaultPath()
+    }
+
+    /// The audit trail: `--audit`, else `audit.jsonl` beside the store.
+    func auditPath() throws(KeygateError) -> String {
+        if let audit { return audit }
+        return (try storePath() as NSString).deletingLastPathComponent + "/audit.jsonl"
+    }
+
+    /// Where the user's failure counters live: the default data directory (the same for every
+    /// store), else beside the store.
+    func ledgerDirectory() throws(KeygateError) -> String {
+        let directory: String
+        if let defaultDirectory = try? SQLiteItemStore.defaultDirectory() {
+            directory = defaultDirectory
+        } else {
+            directory = (try storePath() as NSString).deletingLastPathComponent
+        }
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return directory
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }

@@ -65,7 +65,10 @@ enum KeygateCommand {
             guard let command = commands.first(where: { $0.name == name }) else {
                 throw Arguments.UsageError(message: "unknown command '\(name)'")
             }
-            invocation = (try GlobalOptions(global), global.positionals.dropFirst(), command.run)
+            // `keygate --help get …` shows get's help; it never runs the command.
+            let words =
+                global.wantsHelp ? ["--help"] + global.positionals.dropFirst() : Array(global.positionals.dropFirst())
+            invocation = (try GlobalOptions(global), words[...], command.run)
         } catch {
             return fail(usage: error, help: usage)
         }
@@ -75,7 +78,7 @@ enum KeygateCommand {
     /// Reports a usage error (exit 2).
     static func fail(usage error: Arguments.UsageError, help: String) -> ExitStatus {
         Console.err(help)
-        Console.err("keygate: \(error.message)")
+        Console.err("keygate: \(error.message) (\(KeygateStatus.param))")
         return .usage
     }
 
@@ -87,7 +90,7 @@ enum KeygateCommand {
 
     /// Reports a bad input file (exit 2): file, line, field and problem.
     static func fail(_ error: InputFileError) -> ExitStatus {
-        Console.err("keygate: \(error.description)")
+        Console.err("keygate: \(error.description) (\(KeygateStatus.param))")
         return .usage
     }
 }

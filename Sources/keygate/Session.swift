@@ -10,29 +10,25 @@ struct Session {
     let keychain: Keychain
     let context: AuthenticationContext
     let runtime: RuntimeRecords?
-    let attempts: AttemptRecords
     let storePath: String
     let auditPath: String
     /// The access group the CLI uses: `keygate`, or the one an option names.
     let accessGroup: String
+    private let loadedProofs: [Proof]
 
     static let defaultGroup = "keygate"
 
     init(_ global: GlobalOptions, accessGroup: String? = nil) throws(KeygateError) {
-        let directory = try SQLiteItemStore.defaultDirectory()
-        storePath = global.store ?? directory + "/items.db"
-        auditPath = global.audit ?? (storePath as NSString).deletingLastPathComponent + "/audit.jsonl"
+        storePath = try global.storePath()
+        auditPath = try global.auditPath()
         try Self.checkPolicies(global.policies)
         let store = try SQLiteItemStore(path: storePath)
-        runtime = try RuntimeRecords.open()
-        let device = try LinuxDevice(mode: LinuxDevice.mode(option: global.deviceState), runtime: runtime)
-        attempts = AttemptRecords(path: storePath + ".attempts")
+        runtime = RuntimeRecords.open()
+        let device = try LinuxDevice(mode: global.deviceState, runtime: runtime)
 
         var state = AuthenticationState(reuseSeconds: global.reuseSeconds)
-        state.attempts = attempts.load()
-        if global.reuseSeconds > 0, let runtime {
-            for proof in runtime.proofs() { state.proofs.record(proof) }
-        }
+        loadedProofs = global.reuseSeconds > 0 ? runtime?.proofs() ?? [] : []
+        for proof in loadedProofs { state.proofs.record(proof) }
         let source = global.passphraseSource()
         state.interaction = source == nil ? .fail : .allow
         context = AuthenticationContext(state: state)
@@ -44,29 +40,35 @@ struct Session {
         let groups =
             self.accessGroup == Self.defaultGroup ? [Self.defaultGroup] : [self.accessGroup, Self.defaultGroup]
         keychain = Keychain(
-            store: store, accessGroups: groups,
-            authenticator: authenticator, device: device,
+            store: store, accessGroups: groups, authenticator: authenticator, device: device,
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath), isRequired: true, processID: ProcessIdentity.processID,
                 userID: ProcessIdentity.userID))
     }
 
-    /// Keeps what this invocation proved and failed for the next ones.
+    /// Keeps the proofs this invocation made, for the next invocations of the session.
     func finish() {
-        let state = context.state
-        attempts.save(state.attempts)
-        let fresh = state.proofs.all.filter { proof in
-            // Only proofs made by this invocation are new; loaded ones keep their time.
-            !(runtime?.proofs().contains(proof) ?? false)
+        let fresh = context.state.proofs.all.filter { !loadedProofs.contains($0) }
+        do {
+            try runtime?.save(fresh)
+        } catch {
+            Console.err("keygate: warning: the proof could not be kept for reuse: \(error)")
         }
-        try? runtime?.save(fresh)
     }
 
     /// Organisation policy files arrive in a later version: an empty or missing directory
-    /// means no rules; any file in it is refused rather than ignored (fail closed).
+    /// means no rules. Anything else is refused rather than ignored (fail closed): a policy
+    /// file, a path that is not a directory, a directory that cannot be read.
     static func checkPolicies(_ directory: String?) throws(KeygateError) {
         guard let directory else { return }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else {
+            throw KeygateError(.param, "--policies \(directory) is not a directory")
+        }
+        guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw KeygateError(.io, "cannot read the policy directory \(directory)")
+        }
         if let first = files.filter({ !$0.hasPrefix(".") }).sorted().first {
             throw KeygateError(
                 .unimplemented,

@@ -13,16 +13,51 @@ import Testing
 
     @Test func usageErrorsExit2() throws {
         for (arguments, message) in [
-            ([], "keygate: missing command"),
-            (["frobnicate"], "keygate: unknown command 'frobnicate'"),
-            (["demo", "--fast"], "keygate: unknown option '--fast'"),
-            (["evaluate", "--context"], "keygate: option '--context' needs a value"),
-            (["demo", "extra"], "keygate: unexpected argument 'extra'"),
+            ([], "keygate: missing command (errSecParam -50)"),
+            (["frobnicate"], "keygate: unknown command 'frobnicate' (errSecParam -50)"),
+            (["demo", "--fast"], "keygate: unknown option '--fast' (errSecParam -50)"),
+            (["evaluate", "--context"], "keygate: option '--context' needs a value (errSecParam -50)"),
+            (["demo", "extra"], "keygate: unexpected argument 'extra' (errSecParam -50)"),
         ] {
             let result = try KeygateBinary.run(arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.lastErrorLine == message)
         }
+    }
+
+    @Test func globalHelpBeforeACommandNeverRunsIt() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("do-not-print".utf8)).status == 0)
+        for flag in ["--help", "-h"] {
+            let result = try world.run([flag, "get", "--service", "api", "--account", "me"])
+            #expect(result.status == 0)
+            #expect(result.stdoutText.hasPrefix("usage: keygate get"))
+            #expect(!result.stdoutText.contains("do-not-print"))
+        }
+        #expect(
+            try world.run(["-h", "add", "--service", "api", "--account", "other"], stdin: Data("x".utf8)).status == 0)
+        #expect(try world.run(["list"]).stdoutText.split(separator: "\n").count == 1, "nothing was added")
+    }
+
+    @Test func relativeStorePathsStayRelative() throws {
+        let world = try CLIWorld(password: nil)
+        let process = Process()
+        process.executableURL = KeygateBinary.url
+        process.arguments = ["--store", "rel/items.db", "add", "--service", "s", "--account", "a"]
+        process.currentDirectoryURL = world.directory.url
+        process.environment = world.environment
+        let input = Pipe()
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data("v".utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let base = world.directory.url.path + "/rel/"
+        #expect(FileManager.default.fileExists(atPath: base + "items.db"))
+        #expect(
+            FileManager.default.fileExists(atPath: base + "audit.jsonl"), "the trail sits beside the store, not at /")
     }
 
     @Test func demoPrintsExplainedDecisions() throws {

@@ -105,12 +105,13 @@ import Testing
         var result = try KeygateBinary.run(["evaluate", "--context", bad])
         #expect(result.status == 2)
         #expect(
-            result.lastErrorLine == "keygate: \(bad):2:29: biometry.available: expected true or false, found a number")
+            result.lastErrorLine
+                == "keygate: \(bad):2:29: biometry.available: expected true or false, found a number (errSecParam -50)")
         result = try KeygateBinary.run(["evaluate", "--context", directory.url.path + "/missing.json"])
         #expect(result.status == 2)
         #expect(result.lastErrorLine.contains("missing.json: cannot read the file"))
         result = try KeygateBinary.run(["evaluate"])
         #expect(result.status == 2)
-        #expect(result.lastErrorLine == "keygate: missing required option '--context'")
+        #expect(result.lastErrorLine == "keygate: missing required option '--context' (errSecParam -50)")
     }
 }

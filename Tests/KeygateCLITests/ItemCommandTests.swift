@@ -33,7 +33,8 @@ import Testing
         #expect(result.lastErrorLine.contains("the device is locked"))
         world.extraEnvironment["KEYGATE_DEVICE_STATE"] = nil
         #expect(try world.run(["--device-state", "locked", "get", "--service", "api", "--account", "me"]).status == 7)
-        #expect(try world.run(["--device-state", "sideways", "list"]).status == 8)
+        #expect(try world.run(["--device-state", "sideways", "list"]).status == 2)
+        #expect(try world.run(["--device-state", "sideways", "audit", "show"]).status == 2)
         // 8: bad flags and classes, naming the word
         result = try world.add("s", "a", Data(), ["--access-control", "biometryAny,fingerprint"])
         #expect(result.status == 8)
@@ -101,6 +102,26 @@ import Testing
         #expect(try world.run(read, passphrase: "s3cret").status == 0)
         world.extraEnvironment["XDG_SESSION_ID"] = "another-session"
         #expect(try world.run(read).status == 7)
+    }
+
+    @Test func failuresLockOutAcrossInvocationsAndCommands() throws {
+        let world = try CLIWorld()
+        #expect(try world.add("bank", "me", Data("t".utf8), ["--access-control", "devicePasscode"]).status == 0)
+        let read = ["get", "--service", "bank", "--account", "me"]
+        let environment = world.environment
+        // Five wrong passphrases at once, from separate processes.
+        DispatchQueue.concurrentPerform(iterations: 5) { _ in
+            _ = try? KeygateBinary.run(
+                ["--passphrase-fd", "3"] + read, environment: environment, descriptor3: Data("wrong\n".utf8))
+        }
+        var result = try world.run(read, passphrase: "s3cret")
+        #expect(result.status == 5, "the right passphrase is refused during the lockout")
+        #expect(result.lastErrorLine.contains("locked out"))
+        // Another store, or `prove`, does not escape it.
+        let other = world.directory.url.appendingPathComponent("other.db").path
+        result = try world.run(["--store", other, "prove"], passphrase: "s3cret")
+        #expect(result.status == 5)
+        #expect(result.lastErrorLine.contains("locked out"))
     }
 
     @Test func aCorruptDatabaseIsReportedAndLeftUntouched() throws {

@@ -84,3 +84,15 @@ public struct FactorAttempts: Hashable, Sendable {
         }
     }
 }
+
+/// Keeps failure counts beyond one context, so that separate processes share one lockout
+/// (the CLI keeps them in a locked file). Each method must be atomic with respect to every
+/// other user of the same ledger.
+public protocol AttemptLedger: Sendable {
+    /// The end of `factor`'s lockout when it is locked out at `now`, else nil.
+    func lockout(of factor: Factor, at now: Timestamp) -> Timestamp?
+    /// Counts a failure of `factor` at `now` under `policy`. - Returns: the end of a lockout this failure started.
+    func recordFailure(of factor: Factor, at now: Timestamp, policy: AttemptPolicy) -> Timestamp?
+    /// Clears `factor`'s failures after a success (a passcode success also clears biometry's).
+    func recordSuccess(of factor: Factor)
+}

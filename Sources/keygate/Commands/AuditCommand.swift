@@ -28,9 +28,7 @@ enum AuditCommand {
         }
         let path: String
         do throws(KeygateError) {
-            let store: String
-            if let given = global.store { store = given } else { store = try SQLiteItemStore.defaultPath() }
-            path = global.audit ?? (store as NSString).deletingLastPathComponent + "/audit.jsonl"
+            path = try global.auditPath()
         } catch {
             return KeygateCommand.fail(error)
         }
@@ -65,7 +63,7 @@ enum LockCommand {
             Console.err("keygate: forgot this session's proofs")
             return .success
         } catch {
-            return KeygateCommand.fail(error)
+            return KeygateCommand.fail(KeygateError(.io, "\(error)"))
         }
     }
 }

@@ -4,14 +4,15 @@ import KeygatePolicy
 /// The device state `keygate` works from on Linux.
 ///
 /// - **Locked**: the logind session's `LockedHint` (through `loginctl`, once per
-///   invocation). No session (a server, CI) means unlocked. `--device-state` or
-///   `KEYGATE_DEVICE_STATE` (`logind`, `unlocked`, `locked`) overrides it.
+///   invocation). No session, or no logind that knows it (a server, a container, CI), means
+///   unlocked. `--device-state` or `KEYGATE_DEVICE_STATE` (`logind`, `unlocked`, `locked`)
+///   overrides it.
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the runtime directory.
-/// - **Biometry**: the enrollment file named by `KEYGATE_ENROLLMENT_FILE` (one template id
-///   a line) when set, else `fprintd-list` when fprintd is installed; the set's hash is the
-///   enrollment-set hash, an empty set means nothing enrolled, no source means no sensor.
-///   fprintd lists finger names only, so re-enrolling the same finger is not seen.
+/// - **Biometry**: `fprintd-list` when fprintd is installed and has a reader, else the
+///   enrollment file named by `KEYGATE_ENROLLMENT_FILE` (one template id a line); the set's
+///   hash is the enrollment-set hash, an empty set means nothing enrolled, no source means no
+///   sensor. fprintd lists finger names only, so re-enrolling the same finger is not seen.
 /// - **Passcode**: the account password; always considered set (PAM checks it).
 struct LinuxDevice: DeviceStateSource {
     enum Mode: String, CaseIterable {
@@ -39,28 +40,20 @@ struct LinuxDevice: DeviceStateSource {
             biometryAvailable: available, enrollment: enrollment)
     }
 
-    /// The mode from the option, else the environment, else logind.
-    static func mode(option: String?) throws(KeygateError) -> Mode {
-        let text = option ?? ProcessInfo.processInfo.environment["KEYGATE_DEVICE_STATE"] ?? "logind"
-        guard let mode = Mode(rawValue: text) else {
-            throw KeygateError(.param, "unknown device state '\(text)' (expected logind, unlocked or locked)")
-        }
-        return mode
-    }
-
-    /// True when this process's logind session says it is locked; false without a session.
+    /// True when this process's logind session says it is locked. No session, or no logind
+    /// that knows it (a server, a container, CI), means unlocked, as the issue defines it;
+    /// a session logind knows but whose hint is anything but "no" counts as locked.
     static func logindLocked() -> Bool {
         guard let session = ProcessInfo.processInfo.environment["XDG_SESSION_ID"], !session.isEmpty,
-            let loginctl = which("loginctl")
+            let loginctl = which("loginctl"),
+            let output = run(loginctl, ["show-session", session, "--property=LockedHint", "--value"])
         else { return false }
-        guard let output = run(loginctl, ["show-session", session, "--property=LockedHint", "--value"]) else {
-            return true  // a session that cannot be asked is treated as locked (fail closed)
-        }
         return output.trimmingCharacters(in: .whitespacesAndNewlines) != "no"
     }
 
     /// Whether a sensor is there, and the enrolled set's hash.
     static func biometry() throws(KeygateError) -> (Bool, EnrollmentSetHash?) {
+        if let fprintd = fprintdEnrollment() { return fprintd }
         if let path = ProcessInfo.processInfo.environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
             guard FileManager.default.fileExists(atPath: path) else { return (true, nil) }
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -70,10 +63,15 @@ struct LinuxDevice: DeviceStateSource {
                 .filter { !$0.isEmpty && !$0.hasPrefix("#") }
             return (true, EnrollmentSetHash(templateIDs: ids))
         }
+        return (false, nil)
+    }
+
+    /// The reader and enrolled fingers from fprintd, when fprintd is installed and answers.
+    static func fprintdEnrollment() -> (Bool, EnrollmentSetHash?)? {
         guard let fprintd = which("fprintd-list"), let user = try? currentUserName(),
             let output = run(fprintd, [user])
-        else { return (false, nil) }
-        if output.contains("No devices available") { return (false, nil) }
+        else { return nil }
+        if output.contains("No devices available") { return nil }
         var device = ""
         var fingers: [String] = []
         for line in output.split(separator: "\n") {
