@@ -13,6 +13,11 @@ struct KeygateBinary {
         var lastErrorLine: String { stderr.split(separator: "\n").last.map(String.init) ?? "" }
     }
 
+    /// A data directory for runs that name none, private to this test process.
+    static let isolatedData = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "keygate-cli-tests-\(ProcessInfo.processInfo.processIdentifier)"
+    ).path
+
     /// The executable next to the test bundle (`.build/<config>/keygate`).
     static let url: URL = {
         var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -53,6 +58,9 @@ struct KeygateBinary {
         for key in ["XDG_SESSION_ID", "KEYGATE_DEVICE_STATE", "KEYGATE_ENROLLMENT_FILE", "KEYGATE_REUSE_SECONDS"] {
             env[key] = nil
         }
+        // Never the real user's store, trail, failure counter or proof records.
+        env["XDG_DATA_HOME"] = isolatedData
+        env["XDG_RUNTIME_DIR"] = nil
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let input = Pipe()

@@ -44,10 +44,12 @@ final class PAMWorld {
         fakeUser = name
     }
 
-    /// The environment that puts the child in this world.
+    /// The environment that puts the child in this world, with its own data and runtime
+    /// directories so that no test touches the real user's store, trail or failure counter.
     var environment: [String: String] {
         var env = [
             "LD_PRELOAD": "libpam_wrapper.so", "PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": services,
+            "XDG_DATA_HOME": directory.url.appendingPathComponent("pam-data").path,
         ]
         if fakeUser != nil {
             env["LD_PRELOAD"] = "libpam_wrapper.so:libnss_wrapper.so"
