@@ -4,7 +4,10 @@ import Testing
 /// The command line as a whole: help, usage errors, the demo.
 @Suite struct CommandLineTests {
     @Test func helpForEveryCommand() throws {
-        for arguments in [["--help"], ["help"], ["evaluate", "--help"], ["demo", "--help"]] {
+        let commands = [
+            "add", "get", "update", "delete", "list", "evaluate", "export", "import", "audit", "lock", "prove", "demo",
+        ]
+        for arguments in [["--help"], ["help"]] + commands.map({ [$0, "--help"] }) {
             let result = try KeygateBinary.run(arguments)
             #expect(result.status == 0, "\(arguments)")
             #expect(result.stdoutText.contains("usage: keygate"), "\(arguments)")
