@@ -3,7 +3,7 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps
 
 .PHONY: demo test deps build lint format bench
 
