@@ -113,14 +113,14 @@ public final class Keychain: Sendable {
             try auditor.record(
                 AuditEvent(
                     kind, item: Self.auditItem(item), accessControl: control, decision: decision,
-                    factors: Self.provedFactors(state, now: now)))
+                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
             switch decision.outcome {
             case .allow:
                 return .allowed(decision)
             case .deny(let status):
                 if decision.invalidatesItem { return .invalidated }
                 if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
-                throw KeygateError(status, "\(operation) of \(item) refused: \(Self.explain(decision))")
+                throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
             case .authenticate(let requirement):
                 let outcome = await authenticate(requirement, prompt: prompt, item: item, context: context)
                 if case .proved = outcome { continue }
@@ -153,7 +153,7 @@ public final class Keychain: Sendable {
         let event = AuditEvent(
             kind: .authenticate, item: item.map(Self.auditItem), decision: decision, status: outcome.status,
             reasons: ["requirement: \(requirement)", "outcome: \(outcome)"],
-            factors: Self.provedFactors(context.state, now: now),
+            factors: AuditEvent.ProvedFactor.all(in: context.state, at: now),
             pamService: factor.flatMap { authenticator.mechanism(for: $0) })
         do {
             try auditor.record(event)
@@ -180,14 +180,6 @@ public final class Keychain: Sendable {
 
     static func auditItem(_ identity: ItemIdentity) -> AuditEvent.Item {
         AuditEvent.Item(service: identity.service, account: identity.account, accessGroup: identity.accessGroup)
-    }
-
-    /// The proofs in a state, with their ages in whole seconds.
-    static func provedFactors(_ state: AuthenticationState, now: Timestamp) -> [AuditEvent.ProvedFactor] {
-        state.proofs.all.map { proof in
-            AuditEvent.ProvedFactor(
-                factor: proof.factor, secondsAgo: Int(proof.time.nanoseconds(until: now) / 1_000_000_000))
-        }
     }
 
     /// Audits a store failure after an allowed decision (a collision, a tampered value).
@@ -230,20 +222,14 @@ public final class Keychain: Sendable {
         case .require(let requirement, let rule):
             let state = context.state
             let now = context.clock.now()
-            var fresh = FactorSet()
-            for proof in state.proofs.all where !state.isInvalidated {
-                let age = proof.time.nanoseconds(until: now)
-                if age >= 0 && age / 1_000_000_000 <= Int64(state.reuseSeconds) {
-                    fresh.insert(FactorSet(proof.factor))
-                }
-            }
-            let satisfied = requirement.isSatisfied(by: fresh)
+            let satisfied = requirement.isSatisfied(by: state.freshFactors(at: now))
             try auditor.record(
                 AuditEvent(
                     kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
                     accessControl: fields.accessControl.textForm, ruleIDs: [rule],
                     decision: satisfied ? "allow" : "authenticate",
-                    reasons: ["organisationRule: needs \(requirement)"], factors: Self.provedFactors(state, now: now)))
+                    reasons: ["organisationRule: needs \(requirement)"],
+                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
             if satisfied { return true }
             switch interaction {
             case .allow: break
@@ -268,8 +254,4 @@ public final class Keychain: Sendable {
         throw error
     }
 
-    /// The deciding reasons of a denial, for an error message.
-    static func explain(_ decision: Decision) -> String {
-        decision.reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
-    }
 }

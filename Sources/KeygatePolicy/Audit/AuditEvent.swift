@@ -56,6 +56,11 @@ public struct AuditEvent: Hashable, Sendable {
             self.factor = factor
             self.secondsAgo = secondsAgo
         }
+
+        /// Every proof in `state`, with its age at `now`.
+        public static func all(in state: AuthenticationState, at now: Timestamp) -> [ProvedFactor] {
+            state.proofs.all.map { ProvedFactor(factor: $0.factor, secondsAgo: Int($0.time.wholeSeconds(until: now))) }
+        }
     }
 
     /// What happened.

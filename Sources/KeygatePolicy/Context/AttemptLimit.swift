@@ -40,7 +40,7 @@ public struct AttemptRecord: Hashable, Sendable {
 
     /// Counts a failure at `now` under `policy`. - Returns: true when this failure started a lockout.
     public mutating func recordFailure(at now: Timestamp, policy: AttemptPolicy) -> Bool {
-        if let start = windowStart, start.nanoseconds(until: now) / 1_000_000_000 < Int64(policy.windowSeconds),
+        if let start = windowStart, start.wholeSeconds(until: now) < Int64(policy.windowSeconds),
             start <= now
         {
             failures += 1

@@ -47,6 +47,23 @@ public struct AuthenticationState: Hashable, Sendable {
     }
 }
 
+extension AuthenticationState {
+    /// The freshness rule: a proof made at `time` counts at `now` when it is not dated in the
+    /// future and its age in whole seconds is at most the reuse window (and the context is
+    /// still valid).
+    @inline(__always)
+    public func isFresh(_ time: Timestamp, at now: Timestamp) -> Bool {
+        !isInvalidated && time <= now && time.wholeSeconds(until: now) <= Int64(reuseSeconds)
+    }
+
+    /// The factors whose latest proof is fresh at `now`.
+    public func freshFactors(at now: Timestamp) -> FactorSet {
+        var fresh = FactorSet()
+        for proof in proofs.all where isFresh(proof.time, at: now) { fresh.insert(FactorSet(proof.factor)) }
+        return fresh
+    }
+}
+
 /// Lock and passcode state of the device.
 public struct DeviceState: Hashable, Sendable {
     /// The screen is locked: `whenUnlocked` classes are unavailable.

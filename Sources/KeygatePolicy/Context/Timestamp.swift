@@ -34,6 +34,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return overflow ? (later.nanoseconds < nanoseconds ? .min : .max) : difference
     }
 
+    /// Whole seconds from `self` to `later` (negative when `later` is earlier).
+    @inline(__always)
+    public func wholeSeconds(until later: Timestamp) -> Int64 { nanoseconds(until: later) / 1_000_000_000 }
+
     /// Orders by time.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 

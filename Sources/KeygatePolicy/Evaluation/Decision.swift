@@ -47,6 +47,11 @@ public struct Decision: Hashable, Sendable {
         reasons.contains(.passcodeRemoved) || reasons.contains(.enrollmentChanged) && status == .itemNotFound
     }
 
+    /// The reasons that decided, in words: every reason but the routine class check.
+    public var explanation: String {
+        reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
+    }
+
     /// `allow`, `deny`, or `authenticate`.
     public var kind: String {
         switch outcome {

@@ -331,16 +331,15 @@ private struct LeafMatcher {
             reasons.append(.factorMissing(factor))
             return .promptable
         }
-        let age = time.nanoseconds(until: now)
-        let seconds = Int32(clamping: age / 1_000_000_000)
+        let seconds = Int32(clamping: time.wholeSeconds(until: now))
         if requireBound && state.proofs[factor]?.enrollment != bound {
             reasons.append(.proofForOtherEnrollment)
-        } else if age >= 0 && seconds <= state.reuseSeconds {
+        } else if state.isFresh(time, at: now) {
             reasons.append(.factorProved(factor, secondsAgo: seconds))
             return .satisfied
         } else {
             let reuse = Int32(clamping: state.reuseSeconds)
-            reasons.append(.factorStale(factor, secondsAgo: age < 0 ? -1 : seconds, reuseSeconds: reuse))
+            reasons.append(.factorStale(factor, secondsAgo: time > now ? -1 : seconds, reuseSeconds: reuse))
         }
         return .promptable
     }

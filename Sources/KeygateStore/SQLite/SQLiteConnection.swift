@@ -178,7 +178,4 @@ final class SQLiteStatement {
         guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: base, count: count))
     }
-
-    /// The type code of a column, for checking stored types.
-    func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
 }

@@ -74,11 +74,7 @@ enum EvaluateCommand {
                 try auditor.record(
                     AuditEvent(
                         .evaluate, item: nil, accessControl: request.control, decision: decision,
-                        factors: context.state.proofs.all.map {
-                            AuditEvent.ProvedFactor(
-                                factor: $0.factor,
-                                secondsAgo: Int($0.time.nanoseconds(until: context.now) / 1_000_000_000))
-                        }))
+                        factors: AuditEvent.ProvedFactor.all(in: context.state, at: context.now)))
             } catch {
                 return KeygateCommand.fail(error)
             }

@@ -113,7 +113,7 @@ enum PolicyTour {
                 case .deny(let status): "deny \(status.name ?? String(status.rawValue))"
                 case .authenticate(let requirement): "ask: \(requirement)"
                 }
-            let why = decision.reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
+            let why = decision.explanation
             rows.append([
                 scenario.situation, "\(scenario.flags)@\(scenario.protection.rawValue)", scenario.operation.rawValue,
                 outcome, why,
