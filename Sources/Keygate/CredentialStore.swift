@@ -13,7 +13,9 @@ public struct CredentialStore: Sendable {
     public let keychain: Keychain
     /// The service every item belongs to.
     public let service: String
-    /// The access group (nil: the caller's default).
+    /// The access group (nil: the caller's default, the keychain's first group). Every
+    /// operation acts on this one group only, never on items of the same service and account
+    /// in another group.
     public let accessGroup: String?
     /// The access control new items get (nil: a plain `whenUnlocked` item).
     public let accessControl: AccessControl?
@@ -26,8 +28,12 @@ public struct CredentialStore: Sendable {
         self.accessControl = accessControl
     }
 
+    /// The group every operation acts on: the given one, else the caller's default. nil only
+    /// when the keychain has no groups (every operation is then refused as unentitled).
+    private var group: String? { accessGroup ?? keychain.accessGroups.first }
+
     private func query(_ account: String) -> ItemQuery {
-        ItemQuery(service: service, account: account, accessGroup: accessGroup)
+        ItemQuery(service: service, account: account, accessGroup: group)
     }
 
     /// Stores `data` for `account`, replacing any value.
@@ -39,10 +45,9 @@ public struct CredentialStore: Sendable {
             return
         } catch  where error.status == .itemNotFound {}
         do {
+            let protection = accessControl.map(ItemProtection.accessControl) ?? .accessible(.default)
             try await keychain.add(
-                AddRequest(
-                    service: service, account: account, accessGroup: accessGroup, accessControl: accessControl,
-                    data: data),
+                AddRequest(service: service, account: account, accessGroup: group, protection: protection, data: data),
                 context: context)
         } catch  where error.status == .duplicateItem {
             try await keychain.update(query(account), changes: ItemChanges(data: data), context: context)

@@ -12,12 +12,18 @@ extension Keychain {
         passphrase: SecretData, strength: BackupArchive.Strength = .moderate,
         context given: AuthenticationContext? = nil
     ) async throws(KeygateError) -> [UInt8] {
-        let context = context(given)
-        var query = ItemQuery(synchronizable: .any)
-        query.operationPrompt = "Export a backup"
+        let query = ItemQuery(synchronizable: .any)
+        let filter: ItemFilter
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            filter = try self.filter(query)
+            context = try self.context(given)
+        } catch {
+            throw refused(.export, query, error)
+        }
         let interaction = Self.interaction(nil, context)
         var entries: [BackupArchive.Entry] = []
-        for record in try candidates(query, context: context)
+        for record in try candidates(filter, context: context).alive
         where !record.fields.accessControl.protection.isThisDeviceOnly {
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
@@ -51,11 +57,23 @@ extension Keychain {
         async throws(KeygateError) -> Int
     {
         let entries = try BackupArchive.open(backup, passphrase: passphrase)
-        let context = context(given)
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            context = try self.context(given)
+        } catch {
+            throw refused(.import, service: nil, account: nil, accessGroup: nil, error)
+        }
         var items: [NewItem] = []
         for entry in entries {
             var fields = entry.fields
-            _ = try groups(fields.identity.accessGroup)
+            let identity = fields.identity
+            do {
+                _ = try groups(identity.accessGroup)
+            } catch {
+                throw refused(
+                    .import, service: identity.service, account: identity.account, accessGroup: identity.accessGroup,
+                    error)
+            }
             if fields.accessControl.protection.isThisDeviceOnly {
                 throw KeygateError(.param, "\(fields.identity) is ThisDeviceOnly and cannot be imported")
             }

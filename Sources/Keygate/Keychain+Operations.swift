@@ -14,22 +14,24 @@ extension Keychain {
     ///   `skip`; `errSecNoSuchAttr` for unknown attributes; `errSecMissingEntitlement` for
     ///   another group; the evaluator's status for a refused add.
     public func add(_ request: AddRequest, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try Self.refuseOtherAttributes(request.otherAttributes)
-        if request.authenticationUI == .skip {
-            throw KeygateError(.param, "skip is valid only for copyMatching")
-        }
-        if request.protection != nil && request.accessControl != nil {
-            throw KeygateError(.param, "give a protection class or an access control, not both")
-        }
-        let group = try groups(request.accessGroup)[0]
+        let group: String
         let control: AccessControl
-        if let given = request.accessControl {
-            control = given
-        } else {
-            control = try AccessControl(protection: request.protection ?? .default)
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            try Self.refuseOtherAttributes(request.otherAttributes)
+            if request.authenticationUI == .skip {
+                throw KeygateError(.param, "skip is valid only for copyMatching")
+            }
+            group = try groups(request.accessGroup)[0]
+            control = try request.protection.accessControlValue()
+            var explicitControl = false
+            if case .accessControl = request.protection { explicitControl = true }
+            try Self.checkSynchronizable(request.synchronizable, control, explicitControl: explicitControl)
+            context = try self.context(given)
+        } catch {
+            throw refused(
+                .add, service: request.service, account: request.account, accessGroup: request.accessGroup, error)
         }
-        try Self.checkSynchronizable(request.synchronizable, control, explicitControl: request.accessControl != nil)
-        let context = context(given)
         let identity = ItemIdentity(
             accessGroup: group, account: request.account, service: request.service,
             synchronizable: request.synchronizable)
@@ -68,19 +70,26 @@ extension Keychain {
     public func copyMatching(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError)
         -> [MatchedItem]
     {
-        try Self.refuseOtherAttributes(query.otherAttributes)
         let limit: Int
-        switch query.matchLimit ?? .one {
-        case .one: limit = 1
-        case .all: limit = .max
-        case .count(let count):
-            guard count >= 1 else { throw KeygateError(.param, "a match limit must be at least 1") }
-            limit = count
+        let filter: ItemFilter
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            try Self.refuseOtherAttributes(query.otherAttributes)
+            switch query.matchLimit ?? .one {
+            case .one: limit = 1
+            case .all: limit = .max
+            case .count(let count):
+                guard count >= 1 else { throw KeygateError(.param, "a match limit must be at least 1") }
+                limit = count
+            }
+            filter = try self.filter(query)
+            context = try self.context(given)
+        } catch {
+            throw refused(.read, query, error)
         }
-        let context = context(given)
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
-        for record in try candidates(query, context: context) where results.count < limit {
+        for record in try candidates(filter, context: context).alive where results.count < limit {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
@@ -133,24 +142,37 @@ extension Keychain {
     public func update(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext? = nil)
         async throws(KeygateError)
     {
-        try Self.refuseOtherAttributes(query.otherAttributes)
-        try Self.refuseOtherAttributes(changes.otherAttributes)
-        if query.matchLimit != nil { throw KeygateError(.param, "a match limit is not allowed in an update") }
-        if query.returnData || query.returnAttributes {
-            throw KeygateError(.param, "return keys are not allowed in an update query")
+        let filter: ItemFilter
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            try Self.refuseOtherAttributes(query.otherAttributes)
+            try Self.refuseOtherAttributes(changes.otherAttributes)
+            if query.matchLimit != nil { throw KeygateError(.param, "a match limit is not allowed in an update") }
+            if query.returnData || query.returnAttributes {
+                throw KeygateError(.param, "return keys are not allowed in an update query")
+            }
+            if query.authenticationUI == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
+            if let group = changes.accessGroup { _ = try groups(group) }
+            filter = try self.filter(query)
+            context = try self.context(given)
+        } catch {
+            throw refused(.update, query, error)
         }
-        if query.authenticationUI == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
-        if changes.protection != nil && changes.accessControl != nil {
-            throw KeygateError(.param, "change the protection class or the access control, not both")
-        }
-        if let group = changes.accessGroup { _ = try groups(group) }
-        let context = context(given)
         let interaction = Self.interaction(query.authenticationUI, context)
 
         // First the new fields of every item, with every parameter check: no prompt before them.
         var planned: [(record: ItemRecord, fields: ItemFields, newControl: AccessControl?)] = []
-        for record in try candidates(query, context: context) {
+        for record in try candidates(filter, context: context).alive {
             try refuseDamaged(record, .update)
+            // The stored access control is trusted only once the sealed value authenticates it
+            // (its associated data binds the identity and the access control): an edited row
+            // is errSecDecode here, before any decision, and nothing is written.
+            do {
+                try store.verify(record)
+            } catch {
+                auditFailure(.update, record.fields.identity, nil, error)
+                throw error
+            }
             var updated = record.fields
             if let service = changes.service { updated.identity.service = service }
             if let account = changes.account { updated.identity.account = account }
@@ -158,14 +180,19 @@ extension Keychain {
             if let sync = changes.synchronizable { updated.identity.synchronizable = sync }
             if let label = changes.label { updated.label = label }
             if let generic = changes.generic { updated.generic = generic }
-            var newControl = changes.accessControl
-            if let protection = changes.protection {
-                newControl = record.fields.accessControl.with(protection: protection)
+            var newControl: AccessControl?
+            var explicitControl = false
+            switch changes.protection {
+            case .accessible(let protection)?: newControl = record.fields.accessControl.with(protection: protection)
+            case .accessControl(let control)?:
+                newControl = control
+                explicitControl = true
+            case nil: break
             }
             let control = newControl ?? updated.accessControl
             try Self.checkSynchronizable(
                 updated.identity.synchronizable, control,
-                explicitControl: changes.accessControl != nil || control.constraint.kind != .allow
+                explicitControl: explicitControl || control.constraint.kind != .allow
                     || control.requiresApplicationPassword)
             planned.append((record, updated, newControl))
         }
@@ -219,24 +246,34 @@ extension Keychain {
 
     /// Deletes every matching item, like `SecItemDelete`. No authentication is needed
     /// (`odel(true)`), unless an organisation rule asks for it. Items that no longer exist for
-    /// this request (passcode removed, enrollment changed) count as already deleted.
+    /// this request (passcode removed, enrollment changed) are removed by the search itself and
+    /// count as deleted: deleting only such items succeeds.
     /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches.
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try Self.refuseOtherAttributes(query.otherAttributes)
-        if query.matchLimit != nil { throw KeygateError(.param, "a match limit is not allowed in a delete") }
-        if query.authenticationUI == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
-        let context = context(given)
+        let filter: ItemFilter
+        let context: AuthenticationContext
+        do throws(KeygateError) {
+            try Self.refuseOtherAttributes(query.otherAttributes)
+            if query.matchLimit != nil { throw KeygateError(.param, "a match limit is not allowed in a delete") }
+            if query.authenticationUI == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
+            filter = try self.filter(query)
+            context = try self.context(given)
+        } catch {
+            throw refused(.delete, query, error)
+        }
         let interaction = Self.interaction(query.authenticationUI, context)
-        let records = try candidates(query, context: context)
-        guard !records.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
-        for record in records {
+        let found = try candidates(filter, context: context)
+        guard !found.alive.isEmpty || found.removed > 0 else {
+            throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))")
+        }
+        for record in found.alive {
             let prompt = "Delete \(record.fields.identity.service)"
             _ = try await gate(
                 record.fields.accessControl, .delete, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt)
             try await review(.delete, record.fields, context: context, interaction: interaction, prompt: prompt)
         }
-        try store.delete(records.map(\.id))
+        if !found.alive.isEmpty { try store.delete(found.alive.map(\.id)) }
     }
 
     // MARK: - Helpers
@@ -254,36 +291,57 @@ extension Keychain {
             label: query.label, generic: query.generic, synchronizable: sync, protection: query.protection)
     }
 
+    /// Audits a refused query: see ``refused(_:service:account:accessGroup:_:)``.
+    func refused(_ kind: AuditEvent.Kind, _ query: ItemQuery, _ error: KeygateError) -> KeygateError {
+        refused(kind, service: query.service, account: query.account, accessGroup: query.accessGroup, error)
+    }
+
+    /// The records a search found: those that still exist for this context, and how many were
+    /// invalidated and removed by the search.
+    struct Candidates {
+        /// The records to work on.
+        var alive: [ItemRecord] = []
+        /// How many matching records no longer existed and were removed.
+        var removed = 0
+    }
+
     /// The matching records that still exist for this context. Items invalidated by a removed
-    /// passcode or a changed enrollment set are removed from the store (audited first: when
-    /// the record cannot be written nothing is removed) and left out.
-    func candidates(_ query: ItemQuery, context: AuthenticationContext) throws(KeygateError) -> [ItemRecord] {
+    /// passcode or a changed enrollment set are removed from the store (audited first, as a
+    /// delete naming the item's bound enrollment hash and the current one: when the record
+    /// cannot be written nothing is removed) and left out.
+    func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
         var state = context.state
         state.interaction = .fail
         let now = context.clock.now()
-        var alive: [ItemRecord] = []
+        var found = Candidates()
         var gone: [ItemID] = []
-        for record in try store.items(matching: filter(query)) {
+        for record in try store.items(matching: filter) {
             guard record.damage == nil else {
-                alive.append(record)
+                found.alive.append(record)
                 continue
             }
-            let decision = evaluator.evaluate(record.fields.accessControl, operation: .read, state: state, now: now)
+            let control = record.fields.accessControl
+            let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard decision.invalidatesItem else {
-                alive.append(record)
+                found.alive.append(record)
                 continue
             }
+            var reasons = decision.reasons.map(\.description)
+            if decision.reasons.contains(.enrollmentChanged) {
+                reasons.append(
+                    "enrollment: bound to \(control.boundEnrollment?.hex ?? "none"), now \(state.biometry.enrollment?.hex ?? "none")"
+                )
+            }
+            reasons.append("invalidated: the item no longer exists and is removed")
             try auditor.record(
                 AuditEvent(
-                    kind: .delete, item: Self.auditItem(record.fields.identity),
-                    accessControl: record.fields.accessControl.textForm, decision: "allow",
-                    reasons: decision.reasons.map(\.description) + [
-                        "invalidated: the item no longer exists and is removed"
-                    ]))
+                    kind: .delete, item: Self.auditItem(record.fields.identity), accessControl: control.textForm,
+                    decision: "allow", reasons: reasons))
             gone.append(record.id)
         }
         if !gone.isEmpty { try store.delete(gone) }
-        return alive
+        found.removed = gone.count
+        return found
     }
 
     /// Apple's synchronizable rules: no access control on a synchronizable item (`errSecParam`),

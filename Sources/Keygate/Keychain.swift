@@ -31,8 +31,12 @@ public final class Keychain: Sendable {
     public let device: (any DeviceStateSource)?
     /// Organisation rules applied on top of each item's access control.
     public let organisationPolicy: any OrganisationPolicy
-    /// Where time is read for new contexts and item dates.
+    /// Where time is read: for every decision, every proof recorded in a context this keychain
+    /// uses, and item dates.
     public let clock: any KeygateClock
+    /// Where failed authentication attempts are counted, for every call and every context
+    /// (five failures lock a factor out whichever contexts they happened in).
+    public let attempts: any AttemptLedger
     /// Records every decision and authentication attempt; when required, a decision whose
     /// record cannot be written is denied.
     public let auditor: Auditor
@@ -41,11 +45,14 @@ public final class Keychain: Sendable {
     static let maximumRounds = 5
 
     /// Opens a keychain over `store` for a caller that may use `accessGroups`.
+    ///
+    /// Failures are counted in `attemptLedger`, else in the device's ledger
+    /// (``DeviceStateSource/attemptLedger``), else in a ledger this keychain keeps in memory.
     public init(
         store: any ItemStore, accessGroups: [String], authenticator: any Authenticator,
         evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,
         organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock(),
-        auditor: Auditor? = nil
+        attemptLedger: (any AttemptLedger)? = nil, auditor: Auditor? = nil
     ) {
         self.store = store
         self.accessGroups = accessGroups
@@ -54,16 +61,40 @@ public final class Keychain: Sendable {
         self.device = device
         self.organisationPolicy = organisationPolicy
         self.clock = clock
+        self.attempts = attemptLedger ?? device?.attemptLedger ?? InMemoryAttemptLedger()
         self.auditor = auditor ?? Auditor(sink: NoopAuditSink(), isRequired: false, clock: clock)
     }
 
     // MARK: - Shared steps
 
-    /// The context for one call: the caller's, or a fresh one; refreshed from the device.
-    func context(_ given: AuthenticationContext?) -> AuthenticationContext {
-        let context = given ?? AuthenticationContext(clock: clock)
+    /// The context for one call: the caller's, or a fresh one; bound to this keychain's clock
+    /// and ledger, and refreshed from the device.
+    /// - Throws: `errSecParam` when the caller's context reads another clock.
+    func context(_ given: AuthenticationContext?) throws(KeygateError) -> AuthenticationContext {
+        let context = given ?? AuthenticationContext(clock: clock, ledger: attempts)
+        try context.bind(clock: clock, ledger: attempts)
         if let device { context.refresh(from: device) }
         return context
+    }
+
+    /// Audits a request refused before any item was looked at (parameters, entitlements, the
+    /// context): a refusal is a decision too, recorded with the operation, what the request
+    /// named and the status.
+    /// - Returns: the error to throw: `error`, or the audit failure when the record cannot be written.
+    func refused(
+        _ kind: AuditEvent.Kind, service: String?, account: String?, accessGroup: String?, _ error: KeygateError
+    ) -> KeygateError {
+        do {
+            try auditor.record(
+                AuditEvent(
+                    kind: kind,
+                    item: AuditEvent.Item(
+                        service: service ?? "", account: account ?? "", accessGroup: accessGroup ?? ""),
+                    decision: "deny", status: error.status, reasons: ["refused: \(error.message)"]))
+            return error
+        } catch {
+            return error
+        }
     }
 
     /// The groups a call may touch: the named one (which must be entitled) or all of them.
@@ -122,7 +153,8 @@ public final class Keychain: Sendable {
                 if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
                 throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
             case .authenticate(let requirement):
-                let outcome = await authenticate(requirement, prompt: prompt, item: item, context: context)
+                let outcome = await authenticate(
+                    requirement, prompt: prompt, operation: operation, item: item, context: context)
                 if case .proved = outcome { continue }
                 throw KeygateError(outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)")
             }
@@ -132,9 +164,11 @@ public final class Keychain: Sendable {
 
     /// Runs the authenticator and audits the attempt (and a lockout, when one starts).
     func authenticate(
-        _ requirement: Requirement, prompt: String, item: ItemIdentity?, context: AuthenticationContext
+        _ requirement: Requirement, prompt: String, operation: Operation, item: ItemIdentity?,
+        context: AuthenticationContext
     ) async -> AuthenticationOutcome {
-        let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        let purpose = AuthenticationPurpose(prompt: prompt, operation: operation, item: item.map(Self.auditItem))
+        let outcome = await authenticator.authenticate(requirement, for: purpose, context: context)
         let now = context.clock.now()
         let decision: String
         switch outcome {
@@ -238,7 +272,8 @@ public final class Keychain: Sendable {
                 throw KeygateError(
                     .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
             }
-            let outcome = await authenticate(requirement, prompt: prompt, item: fields.identity, context: context)
+            let outcome = await authenticate(
+                requirement, prompt: prompt, operation: operation, item: fields.identity, context: context)
             guard case .proved = outcome else {
                 throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
             }

@@ -81,6 +81,25 @@ public struct ItemQuery: Sendable {
     }
 }
 
+/// How an item is protected: a protection class alone (`kSecAttrAccessible`), or an access
+/// control, which carries its own class (`kSecAttrAccessControl`). Apple refuses both
+/// together; one value cannot hold both.
+public enum ItemProtection: Hashable, Sendable {
+    /// A protection class, with no constraint.
+    case accessible(ProtectionClass)
+    /// An access control (its protection is the item's class).
+    case accessControl(AccessControl)
+
+    /// The access control an item with this protection gets.
+    /// - Throws: `errSecParam` for a class refused for new items.
+    func accessControlValue() throws(KeygateError) -> AccessControl {
+        switch self {
+        case .accessible(let protection): try AccessControl(protection: protection)
+        case .accessControl(let control): control
+        }
+    }
+}
+
 /// A new generic-password item for ``Keychain/add(_:context:)``.
 public struct AddRequest: Sendable {
     /// The service.
@@ -95,10 +114,8 @@ public struct AddRequest: Sendable {
     public var generic: [UInt8]?
     /// Whether the item is synchronizable.
     public var synchronizable: Bool
-    /// The protection class (default `whenUnlocked`); not together with ``accessControl``.
-    public var protection: ProtectionClass?
-    /// The access control; not together with ``protection``, not on a synchronizable item.
-    public var accessControl: AccessControl?
+    /// The protection class or the access control (default: the class `whenUnlocked`).
+    public var protection: ItemProtection
     /// The value.
     public var data: SecretData
     /// Whether this call may prompt; `skip` is not allowed here.
@@ -106,11 +123,35 @@ public struct AddRequest: Sendable {
     /// Raw attribute keys Keygate does not have; any entry is `errSecNoSuchAttr`.
     public var otherAttributes: [String: String]
 
-    /// A new item.
+    /// A new item protected by a class alone (default `whenUnlocked`).
     public init(
         service: String, account: String, accessGroup: String? = nil, label: String? = nil, generic: [UInt8]? = nil,
-        synchronizable: Bool = false, protection: ProtectionClass? = nil, accessControl: AccessControl? = nil,
-        data: SecretData, authenticationUI: InteractionPolicy? = nil, otherAttributes: [String: String] = [:]
+        synchronizable: Bool = false, protection: ProtectionClass = .default, data: SecretData,
+        authenticationUI: InteractionPolicy? = nil, otherAttributes: [String: String] = [:]
+    ) {
+        self.init(
+            service: service, account: account, accessGroup: accessGroup, label: label, generic: generic,
+            synchronizable: synchronizable, protection: .accessible(protection), data: data,
+            authenticationUI: authenticationUI, otherAttributes: otherAttributes)
+    }
+
+    /// A new item protected by an access control (not allowed on a synchronizable item).
+    public init(
+        service: String, account: String, accessGroup: String? = nil, label: String? = nil, generic: [UInt8]? = nil,
+        synchronizable: Bool = false, accessControl: AccessControl, data: SecretData,
+        authenticationUI: InteractionPolicy? = nil, otherAttributes: [String: String] = [:]
+    ) {
+        self.init(
+            service: service, account: account, accessGroup: accessGroup, label: label, generic: generic,
+            synchronizable: synchronizable, protection: .accessControl(accessControl), data: data,
+            authenticationUI: authenticationUI, otherAttributes: otherAttributes)
+    }
+
+    /// A new item with `protection`.
+    public init(
+        service: String, account: String, accessGroup: String? = nil, label: String? = nil, generic: [UInt8]? = nil,
+        synchronizable: Bool = false, protection: ItemProtection, data: SecretData,
+        authenticationUI: InteractionPolicy? = nil, otherAttributes: [String: String] = [:]
     ) {
         self.service = service
         self.account = account
@@ -119,7 +160,6 @@ public struct AddRequest: Sendable {
         self.generic = generic
         self.synchronizable = synchronizable
         self.protection = protection
-        self.accessControl = accessControl
         self.data = data
         self.authenticationUI = authenticationUI
         self.otherAttributes = otherAttributes
@@ -140,10 +180,9 @@ public struct ItemChanges: Sendable {
     public var generic: [UInt8]?
     /// A new synchronizable flag.
     public var synchronizable: Bool?
-    /// A new protection class, keeping the constraints; not together with ``accessControl``.
-    public var protection: ProtectionClass?
-    /// A new access control (bound again at the update).
-    public var accessControl: AccessControl?
+    /// A new protection: a class (the item keeps its constraints) or an access control
+    /// (bound again at the update).
+    public var protection: ItemProtection?
     /// A new value.
     public var data: SecretData?
     /// Raw attribute keys Keygate does not have; any entry is `errSecNoSuchAttr`.
@@ -152,8 +191,8 @@ public struct ItemChanges: Sendable {
     /// Changes.
     public init(
         service: String? = nil, account: String? = nil, accessGroup: String? = nil, label: String? = nil,
-        generic: [UInt8]? = nil, synchronizable: Bool? = nil, protection: ProtectionClass? = nil,
-        accessControl: AccessControl? = nil, data: SecretData? = nil, otherAttributes: [String: String] = [:]
+        generic: [UInt8]? = nil, synchronizable: Bool? = nil, protection: ItemProtection? = nil,
+        data: SecretData? = nil, otherAttributes: [String: String] = [:]
     ) {
         self.service = service
         self.account = account
@@ -162,7 +201,6 @@ public struct ItemChanges: Sendable {
         self.generic = generic
         self.synchronizable = synchronizable
         self.protection = protection
-        self.accessControl = accessControl
         self.data = data
         self.otherAttributes = otherAttributes
     }

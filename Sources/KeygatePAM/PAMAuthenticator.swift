@@ -95,7 +95,10 @@ public struct PAMAuthenticator: Authenticator {
             return .unavailable("PAM cannot prove the \(factor) factor")
         }
         let now = context.clock.now()
-        if let until = context.lockout(of: factor) ?? configuration.ledger?.lockout(of: factor, at: now) {
+        // A context bound to a keychain counts in the keychain's ledger; the configured one
+        // is used only for contexts without a ledger (for example `keygate prove`).
+        let ledger = context.ledger == nil ? configuration.ledger : nil
+        if let until = context.lockout(of: factor) ?? ledger?.lockout(of: factor, at: now) {
             return .lockedOut(factor, until: until)
         }
         if factor == .biometry && context.state.biometry.isLockedOut { return .lockedOut(.biometry, until: nil) }
@@ -113,11 +116,11 @@ public struct PAMAuthenticator: Authenticator {
         switch outcome {
         case .proved:
             context.recordProof(of: factor)
-            configuration.ledger?.recordSuccess(of: factor)
+            ledger?.recordSuccess(of: factor)
         case .failed:
             let policy = configuration.attemptPolicy
             let contextLockout = context.recordFailure(of: factor, policy: policy)
-            let sharedLockout = configuration.ledger?.recordFailure(of: factor, at: context.clock.now(), policy: policy)
+            let sharedLockout = ledger?.recordFailure(of: factor, at: context.clock.now(), policy: policy)
             let lockedUntil = sharedLockout ?? contextLockout
             if configuration.failureDelay > .zero { try? await Task.sleep(for: configuration.failureDelay) }
             if let lockedUntil { return .lockedOut(factor, until: lockedUntil) }

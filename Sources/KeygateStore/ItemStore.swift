@@ -30,6 +30,10 @@ public protocol ItemStore: Sendable {
     func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord]
     /// The value of a record read from this store.
     func open(_ item: ItemRecord) throws(KeygateError) -> SecretData
+    /// Checks that a record's fields are the ones its value was stored with (the same check as
+    /// ``open(_:)``, without handing the value out): the facade calls it before it trusts a
+    /// stored access control to decide an update.
+    func verify(_ item: ItemRecord) throws(KeygateError)
     /// Adds items, all or none. - Returns: their records, in order.
     @discardableResult
     func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord]
@@ -37,4 +41,11 @@ public protocol ItemStore: Sendable {
     func replace(_ replacements: [ItemReplacement]) throws(KeygateError)
     /// Deletes items, all or none; ids already gone are ignored.
     func delete(_ ids: [ItemID]) throws(KeygateError)
+}
+
+extension ItemStore {
+    /// Opens the value and discards it at once (the copy is wiped when released).
+    public func verify(_ item: ItemRecord) throws(KeygateError) {
+        _ = try open(item)
+    }
 }

@@ -30,24 +30,33 @@ public final class AuditRecorder: AuditSink {
     /// Every record, in order.
     public var records: [AuditRecord] { sink.records }
 
-    /// The records about one item, optionally of one kind, in order.
-    public func records(_ kind: AuditEvent.Kind? = nil, service: String, account: String) -> [AuditRecord] {
+    /// The records about one item, optionally of one kind, in order; `accessGroup` nil matches
+    /// the item in any group.
+    public func records(
+        _ kind: AuditEvent.Kind? = nil, service: String, account: String, accessGroup: String? = nil
+    ) -> [AuditRecord] {
         records.filter { record in
             record.event.item?.service == service && record.event.item?.account == account
+                && (accessGroup.map { $0 == record.event.item?.accessGroup } ?? true)
                 && (kind.map { $0 == record.event.kind } ?? true)
         }
+    }
+
+    /// The records about exactly `item` (service, account and access group), optionally of one kind.
+    public func records(_ kind: AuditEvent.Kind? = nil, item: AuditEvent.Item) -> [AuditRecord] {
+        records(kind, service: item.service, account: item.account, accessGroup: item.accessGroup)
     }
 
     /// Checks the last decision of `kind` about (service, account): its decision (`allow`,
     /// `deny`, `authenticate`), status, and a reason code it must give.
     public func checkLastDecision(
-        _ kind: AuditEvent.Kind, service: String, account: String, is decision: String, status: KeygateStatus? = nil,
-        because reason: String? = nil
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil, is decision: String,
+        status: KeygateStatus? = nil, because reason: String? = nil
     ) -> String? {
-        let what = "the last \(kind.rawValue) of (\(service), \(account))"
+        let what = "the last \(kind.rawValue) of (\(service), \(account)\(accessGroup.map { ", \($0)" } ?? ""))"
         let expected =
             "\(decision)" + (status.map { " \($0)" } ?? "") + (reason.map { " because \($0)" } ?? "")
-        guard let last = records(kind, service: service, account: account).last else {
+        guard let last = records(kind, service: service, account: account, accessGroup: accessGroup).last else {
             let kinds = Set(records.map(\.event.kind.rawValue)).sorted().joined(separator: ", ")
             return
                 "expected \(what) to be \(expected); no such \(kind.rawValue) was audited (the trail has \(records.count) records: \(kinds))"
@@ -64,9 +73,11 @@ public final class AuditRecorder: AuditSink {
 
     /// Checks that no record after `sequence` allowed the value of (service, account) to be
     /// decrypted: a read, an update or an export.
-    public func checkNoAllowedRead(service: String, account: String, after sequence: UInt64 = 0) -> String? {
+    public func checkNoAllowedRead(
+        service: String, account: String, accessGroup: String? = nil, after sequence: UInt64 = 0
+    ) -> String? {
         let decrypting: Set<AuditEvent.Kind> = [.read, .update, .export]
-        let allowed = records(service: service, account: account).filter {
+        let allowed = records(service: service, account: account, accessGroup: accessGroup).filter {
             $0.sequence > sequence && decrypting.contains($0.event.kind) && $0.event.decision == "allow"
                 && !$0.event.reasons.contains { $0.hasPrefix("attributesOnly:") }
         }
@@ -101,21 +112,25 @@ public final class AuditRecorder: AuditSink {
 extension AuditRecorder {
     /// Reports a failure unless ``checkLastDecision(_:service:account:is:status:because:)`` passes.
     public func expectLastDecision(
-        _ kind: AuditEvent.Kind, service: String, account: String, is decision: String, status: KeygateStatus? = nil,
-        because reason: String? = nil, filePath: StaticString = #filePath, line: UInt = #line
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil, is decision: String,
+        status: KeygateStatus? = nil, because reason: String? = nil, filePath: StaticString = #filePath,
+        line: UInt = #line
     ) {
         TestFailure.report(
-            checkLastDecision(kind, service: service, account: account, is: decision, status: status, because: reason),
+            checkLastDecision(
+                kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+                because: reason),
             filePath: filePath, line: line)
     }
 
     /// Reports a failure unless ``checkNoAllowedRead(service:account:after:)`` passes.
     public func expectNoAllowedRead(
-        service: String, account: String, after sequence: UInt64 = 0, filePath: StaticString = #filePath,
-        line: UInt = #line
+        service: String, account: String, accessGroup: String? = nil, after sequence: UInt64 = 0,
+        filePath: StaticString = #filePath, line: UInt = #line
     ) {
         TestFailure.report(
-            checkNoAllowedRead(service: service, account: account, after: sequence), filePath: filePath, line: line)
+            checkNoAllowedRead(service: service, account: account, accessGroup: accessGroup, after: sequence),
+            filePath: filePath, line: line)
     }
 
     /// Reports a failure unless the trail matches the golden file.

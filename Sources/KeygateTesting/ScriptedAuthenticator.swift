@@ -25,11 +25,17 @@ public final class ScriptedAuthenticator: Authenticator {
         public let factor: Factor
         /// The operation prompt text.
         public let text: String
+        /// The operation that asked, when a keychain operation did.
+        public let operation: Operation?
+        /// The item the operation was about, when there was one.
+        public let item: AuditEvent.Item?
 
         /// A prompt record.
-        public init(factor: Factor, text: String) {
+        public init(factor: Factor, text: String, operation: Operation? = nil, item: AuditEvent.Item? = nil) {
             self.factor = factor
             self.text = text
+            self.operation = operation
+            self.item = item
         }
     }
 
@@ -64,10 +70,18 @@ public final class ScriptedAuthenticator: Authenticator {
     public func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
     {
+        await authenticate(requirement, for: AuthenticationPurpose(prompt: prompt), context: context)
+    }
+
+    /// Tries the alternatives in order, recording each prompt with the operation and item that asked.
+    public func authenticate(
+        _ requirement: Requirement, for purpose: AuthenticationPurpose, context: AuthenticationContext
+    ) async -> AuthenticationOutcome {
         await requirement.prove { factor in
             if let until = context.lockout(of: factor) { return .lockedOut(factor, until: until) }
             let step = state.withLock { state -> Step in
-                state.prompts.append(Prompt(factor: factor, text: prompt))
+                state.prompts.append(
+                    Prompt(factor: factor, text: purpose.prompt, operation: purpose.operation, item: purpose.item))
                 if var queue = state.queues[factor], !queue.isEmpty {
                     let next = queue.removeFirst()
                     state.queues[factor] = queue

@@ -4,6 +4,9 @@ import Synchronization
 /// A device whose state a test drives: lock and unlock it, reboot it, remove or set the
 /// passcode, enroll or remove fingers (which changes the enrollment-set hash), or take the
 /// sensor away. Give it to a `Keychain` as its `device`, or refresh a context from it.
+///
+/// Like a real device it keeps one failure ledger for the whole device (``attemptLedger``):
+/// every keychain over it counts failures there, so a lockout holds across calls and contexts.
 public final class SimulatedDevice: DeviceStateSource {
     private struct State {
         var device = DeviceState()
@@ -12,6 +15,10 @@ public final class SimulatedDevice: DeviceStateSource {
     }
 
     private let state: Mutex<State>
+    private let ledger = InMemoryAttemptLedger()
+
+    /// The device-wide failure ledger.
+    public var attemptLedger: (any AttemptLedger)? { ledger }
 
     /// An unlocked device with a passcode and a sensor, with `enrolled` templates.
     public init(enrolled: Set<String> = ["right-index"], biometryAvailable: Bool = true) {
@@ -61,10 +68,11 @@ public final class SimulatedDevice: DeviceStateSource {
     /// Removes an enrolled finger or face: the enrollment-set hash changes.
     public func removeEnrollment(_ template: String) { state.withLock { _ = $0.templates.remove(template) } }
 
-    /// Locks biometry out, as five failed matches do on a real device; a passcode proof in a
-    /// context lifts it there (``AuthenticationContext/recordProof(of:)``).
-    public func lockOutBiometry(_ context: AuthenticationContext) {
-        context.update { $0.biometry.isLockedOut = true }
+    /// Locks biometry out for the whole device, as five failed matches do on a real one: every
+    /// keychain over this device sees it, in every context, until a passcode proof lifts it
+    /// (``AuthenticationContext/recordProof(of:)``).
+    public func lockOutBiometry() {
+        ledger.lockOut(.biometry, until: Timestamp(nanoseconds: .max))
     }
 
     /// Takes the biometric sensor away, or gives it back.

@@ -41,6 +41,7 @@ struct Session {
             self.accessGroup == Self.defaultGroup ? [Self.defaultGroup] : [self.accessGroup, Self.defaultGroup]
         keychain = Keychain(
             store: store, accessGroups: groups, authenticator: authenticator, device: device,
+            attemptLedger: FileAttemptLedger(directory: try global.ledgerDirectory()),
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath), isRequired: true, processID: ProcessIdentity.processID,
                 userID: ProcessIdentity.userID))

@@ -10,13 +10,14 @@ import Testing
     let device = SimulatedDevice(enrolled: ["right-index"])
     let authenticator = ScriptedAuthenticator()
     let audit = AuditRecorder()
+    let clock = ManualClock()
     let vault: TokenVault
 
     init() {
         vault = TokenVault(
             keychain: Keychain(
                 store: InMemoryItemStore(), accessGroups: ["com.example"], authenticator: authenticator, device: device,
-                auditor: Auditor(sink: audit)))
+                clock: clock, auditor: Auditor(sink: audit)))
     }
 
     @Test func aLockedDeviceRefusesAndUnlockingRestores() async throws {
@@ -46,7 +47,6 @@ import Testing
 
     @Test func thePaymentTokenHasNoReuseWindow() async throws {
         try await vault.storePaymentToken("p-1")
-        let clock = ManualClock()
         let context = AuthenticationContext(clock: clock)
         #expect(try await vault.paymentToken(context: context) == "p-1")
         clock.advance(seconds: 2)

@@ -39,7 +39,7 @@ import Testing
         let audit = AuditRecorder()
         let keychain = Keychain(
             store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
-            device: fixture.device,
+            device: fixture.device, clock: fixture.clock,
             auditor: Auditor(sink: audit, processID: 42, userID: 1000))
         let secret = "s3cr3t-value-\(UUID().uuidString)"
         let control = try AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: .devicePasscode)

@@ -15,7 +15,8 @@ import Testing
         try await fixture.keychain.add(
             AddRequest(
                 service: service, account: account, accessGroup: group, synchronizable: sync,
-                protection: control == nil ? protection : nil, accessControl: control, data: SecretData(value)))
+                protection: control.map(ItemProtection.accessControl) ?? .accessible(protection),
+                data: SecretData(value)))
     }
 
     static func read(_ service: String = "api", account: String? = "me") -> ItemQuery {
@@ -58,7 +59,12 @@ import Testing
         query.operationPrompt = "Read both tokens"
         let items = try await fixture.keychain.copyMatching(query, context: context)
         #expect(items.compactMap { text($0.data) } == ["va", "vb"])
-        #expect(fixture.authenticator.prompts == [.init(factor: .biometry, text: "Read both tokens")])
+        #expect(
+            fixture.authenticator.prompts == [
+                .init(
+                    factor: .biometry, text: "Read both tokens", operation: .read,
+                    item: AuditEvent.Item(service: "api", account: "a", accessGroup: "group.app"))
+            ], "one prompt, naming the operation and the first item that needed it")
         fixture.clock.advance(seconds: 30)
         _ = try await fixture.keychain.copyMatching(Self.read(account: "a"), context: context)
         #expect(fixture.authenticator.prompts.count == 1, "the proof is reused within the window")
@@ -226,15 +232,8 @@ import Testing
         #expect(await Self.status { try await keychain.delete(limited) } == .param)
         #expect(
             await Self.status { try await keychain.update(Self.read(), changes: ItemChanges(label: "x")) } == .param)
-        // §6.1: protection and access control together; unknown attributes.
-        let control = try AccessControl(protection: .whenUnlocked, flags: .devicePasscode)
-        #expect(
-            await Self.status {
-                try await keychain.add(
-                    AddRequest(
-                        service: "s", account: "a", protection: .whenUnlocked, accessControl: control,
-                        data: SecretData("v")))
-            } == .param)
+        // §6.1: a protection class together with an access control cannot be expressed
+        // (`ItemProtection` holds one or the other). Unknown attributes:
         #expect(
             await Self.status {
                 _ = try await keychain.copyMatching(ItemQuery(service: "api", otherAttributes: ["srvr": "example.com"]))
@@ -295,7 +294,8 @@ import Testing
         let fresh = try AccessControl(protection: .whenUnlocked, flags: .biometryCurrentSet)
         #expect(
             await Self.status {
-                try await fixture.keychain.update(ItemQuery(service: "api"), changes: ItemChanges(accessControl: fresh))
+                try await fixture.keychain.update(
+                    ItemQuery(service: "api"), changes: ItemChanges(protection: .accessControl(fresh)))
             } == .itemNotFound, "the old item was invalidated first")
     }
 

@@ -4,16 +4,79 @@ import Synchronization
 ///
 /// Pass one context to several operations to reuse its proofs, as
 /// `kSecUseAuthenticationContext` does. It is thread-safe: authenticators record proofs
-/// while the evaluator reads snapshots. Time comes from the injected ``clock``.
+/// while the evaluator reads snapshots.
+///
+/// A keychain binds every context it is given to its own clock and failure ledger
+/// (``bind(clock:ledger:)``), so one keychain reads one time source and counts failures in
+/// one place whatever context a call brings: five failures across five contexts lock a factor
+/// out just as five in one do.
 public final class AuthenticationContext: Sendable {
-    private let storage: Mutex<AuthenticationState>
-    /// Where proof times and ages are read.
-    public let clock: any KeygateClock
+    private struct Binding: Sendable {
+        var clock: any KeygateClock
+        var clockIsExplicit: Bool
+        var ledger: (any AttemptLedger)?
+    }
 
-    /// A context starting from `state`, reading time from `clock`.
-    public init(state: AuthenticationState = AuthenticationState(), clock: any KeygateClock = SystemClock()) {
+    private let storage: Mutex<AuthenticationState>
+    private let binding: Mutex<Binding>
+
+    /// A context starting from `state`.
+    /// - Parameters:
+    ///   - clock: where proof times and ages are read; nil reads the system clock until a
+    ///     keychain binds its own. A context given an explicit clock may only be used by a
+    ///     keychain reading the same clock.
+    ///   - ledger: where failures are also counted beyond this context; nil until a keychain
+    ///     binds its own.
+    public init(
+        state: AuthenticationState = AuthenticationState(), clock: (any KeygateClock)? = nil,
+        ledger: (any AttemptLedger)? = nil
+    ) {
         self.storage = Mutex(state)
-        self.clock = clock
+        self.binding = Mutex(Binding(clock: clock ?? SystemClock(), clockIsExplicit: clock != nil, ledger: ledger))
+    }
+
+    /// Where proof times and ages are read.
+    public var clock: any KeygateClock { binding.withLock { $0.clock } }
+
+    /// The shared failure ledger this context counts in, if any.
+    public var ledger: (any AttemptLedger)? { binding.withLock { $0.ledger } }
+
+    /// Binds the context to a keychain's `clock` and `ledger`, and copies the ledger's current
+    /// lockouts into the state the evaluator reads.
+    ///
+    /// The ledger replaces any earlier one: failures are counted where the keychain using the
+    /// context counts them.
+    /// - Throws: `errSecParam` when the context was made with an explicit clock other than
+    ///   `clock`: one keychain never mixes two time sources.
+    public func bind(clock: any KeygateClock, ledger: any AttemptLedger) throws(KeygateError) {
+        let mismatch = binding.withLock { binding -> Bool in
+            if binding.clockIsExplicit && !Self.isSame(binding.clock, clock) { return true }
+            binding.clock = clock
+            binding.clockIsExplicit = true
+            binding.ledger = ledger
+            return false
+        }
+        if mismatch {
+            throw KeygateError(
+                .param, "the authentication context reads a different clock than the keychain it is used with")
+        }
+        let now = clock.now()
+        update { state in
+            for factor in [Factor.passcode, .biometry] {
+                guard let until = ledger.lockout(of: factor, at: now) else { continue }
+                if (state.attempts[factor].lockedUntil ?? now) < until {
+                    state.attempts[factor].lockedUntil = until
+                }
+            }
+        }
+    }
+
+    /// Whether two clocks are the same source: the same instance for classes, the same type otherwise.
+    private static func isSame(_ first: any KeygateClock, _ second: any KeygateClock) -> Bool {
+        if type(of: first) is AnyClass, type(of: second) is AnyClass {
+            return ObjectIdentifier(first as AnyObject) == ObjectIdentifier(second as AnyObject)
+        }
+        return type(of: first) == type(of: second)
     }
 
     /// A snapshot of the current state.
@@ -38,11 +101,12 @@ public final class AuthenticationContext: Sendable {
 
     /// Records a successful proof of `factor` now. A biometry proof records the current
     /// enrollment set and clears the failure count; a passcode proof also lifts a biometry
-    /// lockout, as on Apple devices. Does nothing once the context is invalidated.
+    /// lockout, as on Apple devices; the shared ledger is cleared the same way. Does nothing
+    /// once the context is invalidated.
     public func recordProof(of factor: Factor) {
         let now = clock.now()
-        update { state in
-            guard !state.isInvalidated else { return }
+        let recorded = update { state -> Bool in
+            guard !state.isInvalidated else { return false }
             let enrollment = factor == .biometry ? state.biometry.enrollment : nil
             state.proofs.record(Proof(factor: factor, time: now, enrollment: enrollment))
             state.attempts[factor] = AttemptRecord()
@@ -57,18 +121,23 @@ public final class AuthenticationContext: Sendable {
             case .companion, .applicationPassword:
                 break
             }
+            return true
         }
+        if recorded { ledger?.recordSuccess(of: factor) }
     }
 
     /// Records a failed attempt to prove `factor` now, under `policy`.
     ///
     /// A biometry failure also counts towards Apple's lockout: the fifth in a row locks
-    /// biometry out until the passcode is proved.
-    /// - Returns: the end of the lockout when this failure started one, else nil.
+    /// biometry out until the passcode is proved. The failure is also counted in the shared
+    /// ledger, when the context has one.
+    /// - Returns: the end of the lockout when this failure started one (here or in the
+    ///   ledger), else nil.
     @discardableResult
     public func recordFailure(of factor: Factor, policy: AttemptPolicy = AttemptPolicy()) -> Timestamp? {
         let now = clock.now()
-        return update { state in
+        let shared = ledger?.recordFailure(of: factor, at: now, policy: policy)
+        let own = update { state -> Timestamp? in
             guard !state.isInvalidated else { return nil }
             if factor == .biometry && !state.biometry.isLockedOut {
                 state.biometry.failedAttempts += 1
@@ -76,9 +145,11 @@ public final class AuthenticationContext: Sendable {
             }
             var record = state.attempts[factor]
             let locked = record.recordFailure(at: now, policy: policy)
+            if let shared, !record.isLockedOut(at: now) { record.lockedUntil = shared }
             state.attempts[factor] = record
             return locked ? record.lockedUntil : nil
         }
+        return shared ?? own
     }
 
     /// Records a failed biometric match; the fifth in a row locks biometry out.
@@ -90,11 +161,13 @@ public final class AuthenticationContext: Sendable {
         return !wasLockedOut && state.biometry.isLockedOut
     }
 
-    /// The end of `factor`'s lockout by Keygate's counter when it is locked out now, else nil.
+    /// The end of `factor`'s lockout by Keygate's counter (this context's or the shared
+    /// ledger's) when it is locked out now, else nil.
     public func lockout(of factor: Factor) -> Timestamp? {
         let now = clock.now()
         let record = state.attempts[factor]
-        return record.isLockedOut(at: now) ? record.lockedUntil : nil
+        if record.isLockedOut(at: now) { return record.lockedUntil }
+        return ledger?.lockout(of: factor, at: now)
     }
 
     /// Ends the context, like `LAContext.invalidate()`: every proof is forgotten and later

@@ -197,4 +197,19 @@ public enum Unavailability: String, Hashable, Sendable, Codable {
     case passcodeLockedOut
     /// No companion device (`LAError.companionNotAvailable`).
     case companionNotAvailable
+
+    /// The code followed by a sentence for people, for decision explanations.
+    public var explanation: String {
+        let sentence =
+            switch self {
+            case .biometryNotAvailable: "no biometric sensor is available"
+            case .biometryNotEnrolled: "nothing is enrolled"
+            case .biometryLockedOut: "biometry is locked out after too many failures"
+            case .enrollmentChanged: "the enrollment set changed"
+            case .passcodeNotSet: "no passcode is set"
+            case .passcodeLockedOut: "the passcode is locked out after too many failures"
+            case .companionNotAvailable: "no companion device is available"
+            }
+        return "\(rawValue) (\(sentence))"
+    }
 }

@@ -21,6 +21,12 @@ public protocol Authenticator: Sendable {
     func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
 
+    /// Proves one alternative of `requirement` for `purpose` (the prompt, and the operation
+    /// and item that asked). The default calls ``authenticate(_:prompt:context:)`` with the
+    /// prompt; implement this one to see which item and operation asked.
+    func authenticate(_ requirement: Requirement, for purpose: AuthenticationPurpose, context: AuthenticationContext)
+        async -> AuthenticationOutcome
+
     /// The mechanism that proves `factor`, for audit records (a PAM service name), if any.
     func mechanism(for factor: Factor) -> String?
 }
@@ -28,6 +34,31 @@ public protocol Authenticator: Sendable {
 extension Authenticator {
     /// No named mechanism.
     public func mechanism(for factor: Factor) -> String? { nil }
+
+    /// Proves `requirement` with `purpose`'s prompt.
+    public func authenticate(
+        _ requirement: Requirement, for purpose: AuthenticationPurpose, context: AuthenticationContext
+    ) async -> AuthenticationOutcome {
+        await authenticate(requirement, prompt: purpose.prompt, context: context)
+    }
+}
+
+/// Why a proof is asked for: the prompt shown, and the operation and item that asked (none
+/// for a proof asked outside an item operation, such as `keygate prove`).
+public struct AuthenticationPurpose: Hashable, Sendable {
+    /// Why the user is asked, for example "Read the payment token".
+    public var prompt: String
+    /// The operation that needs the proof.
+    public var operation: Operation?
+    /// The item the operation is about.
+    public var item: AuditEvent.Item?
+
+    /// A purpose.
+    public init(prompt: String, operation: Operation? = nil, item: AuditEvent.Item? = nil) {
+        self.prompt = prompt
+        self.operation = operation
+        self.item = item
+    }
 }
 
 /// How an authentication attempt ended.

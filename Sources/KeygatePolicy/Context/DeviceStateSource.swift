@@ -24,6 +24,15 @@ public struct DeviceSnapshot: Hashable, Sendable {
 public protocol DeviceStateSource: Sendable {
     /// The current state.
     func snapshot() -> DeviceSnapshot
+
+    /// The device-wide failure ledger, when the device keeps one: a keychain over this device
+    /// counts failures there (spec §4.3: lockouts are system-wide). nil by default.
+    var attemptLedger: (any AttemptLedger)? { get }
+}
+
+extension DeviceStateSource {
+    /// No device-wide ledger.
+    public var attemptLedger: (any AttemptLedger)? { nil }
 }
 
 extension AuthenticationContext {

@@ -134,7 +134,7 @@ extension DecisionReason: CustomStringConvertible {
         case .proofForOtherEnrollment:
             return "biometry was proved under another enrollment set than the item is bound to"
         case .factorUnavailable(let factor, let why):
-            return "\(factor) cannot be used: \(why.rawValue)"
+            return "\(factor) cannot be used: \(why.explanation)"
         case .thresholdMet(let satisfied, let required):
             return "\(satisfied) of \(required) required constraints satisfied"
         case .thresholdUnreachable(let possible, let required):

@@ -83,8 +83,8 @@ enum ItemCommands {
             try await session.keychain.add(
                 AddRequest(
                     service: try arguments.required("service"), account: try arguments.required("account"),
-                    label: arguments.values["label"], protection: control == nil ? protection : nil,
-                    accessControl: control,
+                    label: arguments.values["label"],
+                    protection: control.map(ItemProtection.accessControl) ?? .accessible(protection ?? .default),
                     data: value),
                 context: session.context)
         }
