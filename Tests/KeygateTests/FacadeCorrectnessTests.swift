@@ -1,0 +1,260 @@
+import Foundation
+import Keygate
+import KeygatePolicy
+import KeygateTesting
+import Testing
+
+@testable import KeygateStore
+
+/// Regressions found by using the library as an app and its tests would (issue 14), and the
+/// facade's half of the hardening issue (issue 9, points 1 and 2).
+@Suite struct FacadeCorrectnessTests {
+    // MARK: - Delete of items the search invalidated
+
+    @Test(arguments: Backend.allCases)
+    func deletingAnAkpuItemAfterThePasscodeWasRemovedSucceeds(_ backend: Backend) async throws {
+        // spec §2 and §7.5: odel(true); the first call after the removal is the delete.
+        let fixture = try KeychainFixture(backend)
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        try await keychain.add(
+            AddRequest(
+                service: "api", account: "akpu", protection: .whenPasscodeSetThisDeviceOnly, data: SecretData("x")))
+        fixture.device.removePasscode()
+        try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
+        #expect(try fixture.rows() == 0)
+        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: "allow", because: "invalidated")
+        // A second delete finds nothing, as Apple's does.
+        await #expect(throws: KeygateError(.itemNotFound, "")) {
+            try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deletingAnInvalidatedBiometryItemSucceedsAndTheRemovalNamesBothHashes(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let control = try AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: .biometryCurrentSet)
+        try await keychain.add(
+            AddRequest(service: "api", account: "bio", accessControl: control, data: SecretData("x")))
+        let before = try #require(fixture.device.enrollment)
+        fixture.device.enroll("left-thumb")
+        let after = try #require(fixture.device.enrollment)
+        try await keychain.delete(ItemQuery(service: "api", account: "bio"))
+        #expect(try fixture.rows() == 0)
+        let removal = try #require(audit.records(.delete, service: "api", account: "bio").last)
+        #expect(removal.event.reasons.contains("enrollment: bound to \(before.hex), now \(after.hex)"))
+    }
+
+    // MARK: - CredentialStore's default group
+
+    @Test(arguments: Backend.allCases)
+    func aCredentialStoreWithTheDefaultGroupNeverReachesIntoAnotherGroup(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        let mine = CredentialStore(keychain: fixture.keychain, service: "api")
+        let shared = CredentialStore(keychain: fixture.keychain, service: "api", accessGroup: "group.shared")
+        try await shared.save(SecretData("shared-value"), account: "me")
+        #expect(try await mine.read(account: "me") == nil, "the shared group's item is not the default group's")
+        try await mine.save(SecretData("mine"), account: "me")
+        #expect(text(try await shared.read(account: "me")) == "shared-value", "saving did not overwrite it")
+        #expect(text(try await mine.read(account: "me")) == "mine")
+        try await mine.delete(account: "me")
+        #expect(text(try await shared.read(account: "me")) == "shared-value", "deleting did not remove it")
+        #expect(try await mine.read(account: "me") == nil)
+    }
+
+    // MARK: - Refused requests are audited
+
+    @Test(arguments: Backend.allCases)
+    func aRequestForAnotherGroupIsRefusedAndAudited(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let other = "com.other.app"
+        var read = ItemQuery(service: "api", account: "me", accessGroup: other, returnData: true)
+        await #expect(throws: KeygateError(.missingEntitlement, "")) { _ = try await keychain.copyMatching(read) }
+        audit.expectLastDecision(
+            .read, service: "api", account: "me", accessGroup: other, is: "deny", status: .missingEntitlement,
+            because: "refused")
+        await #expect(throws: KeygateError(.missingEntitlement, "")) {
+            try await keychain.add(AddRequest(service: "api", account: "me", accessGroup: other, data: SecretData("v")))
+        }
+        audit.expectLastDecision(.add, service: "api", account: "me", accessGroup: other, is: "deny")
+        read.returnData = false
+        await #expect(throws: KeygateError(.missingEntitlement, "")) {
+            try await keychain.update(read, changes: ItemChanges(data: SecretData("x")))
+        }
+        audit.expectLastDecision(.update, service: "api", account: "me", accessGroup: other, is: "deny")
+        await #expect(throws: KeygateError(.missingEntitlement, "")) { try await keychain.delete(read) }
+        audit.expectLastDecision(.delete, service: "api", account: "me", accessGroup: other, is: "deny")
+        // Moving an item into another group is refused and audited too.
+        await #expect(throws: KeygateError(.missingEntitlement, "")) {
+            try await keychain.update(
+                ItemQuery(service: "api", account: "me"), changes: ItemChanges(accessGroup: other))
+        }
+        audit.expectLastDecision(.update, service: "api", account: "me", is: "deny", status: .missingEntitlement)
+        // A caller with no groups at all.
+        let nobody = Keychain(
+            store: fixture.store, accessGroups: [], authenticator: fixture.authenticator, clock: fixture.clock,
+            auditor: Auditor(sink: audit))
+        await #expect(throws: KeygateError(.missingEntitlement, "")) {
+            _ = try await nobody.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+        }
+        audit.expectLastDecision(.read, service: "api", account: "me", is: "deny", status: .missingEntitlement)
+    }
+
+    @Test func aRefusalWhoseRecordCannotBeWrittenFailsWithTheAuditError() async throws {
+        let failing = Keychain(
+            store: InMemoryItemStore(), accessGroups: ["group.app"], authenticator: ScriptedAuthenticator(),
+            auditor: Auditor(sink: FailingAuditSink(), isRequired: true))
+        do {
+            _ = try await failing.copyMatching(ItemQuery(accessGroup: "group.other", returnData: true))
+            Issue.record("the refusal must still fail the call")
+        } catch {
+            #expect(error.status == FailingAuditSink.status)
+        }
+    }
+
+    // MARK: - One lockout per keychain, one per device
+
+    @Test(arguments: Backend.allCases)
+    func fiveFailuresInSeparateCallsAndContextsLockThePasscodeOut(_ backend: Backend) async throws {
+        // spec §4.3: the counter belongs to the keychain, not to one context.
+        let fixture = try KeychainFixture(backend)
+        try await KeychainTests.add(fixture, flags: .devicePasscode)
+        fixture.authenticator.setDefault(.fail, for: .passcode)
+        for _ in 0..<5 {
+            await #expect(throws: KeygateError(.authFailed, "")) {
+                _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: fixture.context())
+            }
+        }
+        fixture.authenticator.setDefault(.succeed, for: .passcode)
+        let before = fixture.authenticator.prompts(for: .passcode).count
+        await #expect(throws: KeygateError(.authFailed, "")) {
+            _ = try await fixture.keychain.copyMatching(KeychainTests.read())
+        }
+        #expect(fixture.authenticator.prompts(for: .passcode).count == before, "no prompt during the lockout")
+        // The lockout ends after its time.
+        fixture.clock.advance(seconds: 301)
+        #expect(text(try await fixture.keychain.copyMatching(KeychainTests.read()).first?.data) == "secret-value")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aDeviceBiometryLockoutHoldsForEveryContextUntilThePasscode(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        try await KeychainTests.add(fixture, flags: .userPresence)
+        fixture.device.lockOutBiometry()
+        _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: fixture.context())
+        #expect(fixture.authenticator.prompts(for: .biometry).isEmpty, "biometry is locked out for the device")
+        #expect(fixture.authenticator.prompts(for: .passcode).count == 1)
+        // The passcode proof lifted it: the next read, in another context, asks for biometry.
+        _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: fixture.context())
+        #expect(fixture.authenticator.prompts(for: .biometry).count == 1)
+    }
+
+    // MARK: - One clock
+
+    @Test func aContextWithAnotherClockIsRefusedAndADefaultContextUsesTheKeychainsClock() async throws {
+        let fixture = try KeychainFixture(.inMemory)
+        try await KeychainTests.add(fixture, flags: .devicePasscode)
+        let foreign = AuthenticationContext(clock: ManualClock(start: Timestamp(seconds: 5)))
+        await #expect(throws: KeygateError(.param, "")) {
+            _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: foreign)
+        }
+        #expect(fixture.authenticator.prompts.isEmpty)
+        // A context made without a clock reads the keychain's: its proof ages follow the manual clock.
+        let context = AuthenticationContext(state: AuthenticationState(reuseSeconds: 10))
+        _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: context)
+        #expect(context.state.proofs[.passcode]?.time == fixture.clock.now())
+        fixture.clock.advance(seconds: 5)
+        _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: context)
+        #expect(fixture.authenticator.prompts.count == 1, "reused within the window on the keychain's clock")
+        fixture.clock.advance(seconds: 6)
+        _ = try await fixture.keychain.copyMatching(KeychainTests.read(), context: context)
+        #expect(fixture.authenticator.prompts.count == 2, "stale after the window on the keychain's clock")
+    }
+
+    // MARK: - API shapes
+
+    @Test func errorsCompareByStatusAndMatchInCatchClauses() async throws {
+        #expect(KeygateError(.itemNotFound, "one message") == KeygateError(.itemNotFound, "another"))
+        #expect(KeygateError(.itemNotFound, "same") != KeygateError(.authFailed, "same"))
+        let fixture = try KeychainFixture(.inMemory)
+        do {
+            _ = try await fixture.keychain.copyMatching(KeychainTests.read())
+            Issue.record("nothing was added")
+        } catch KeygateStatus.itemNotFound {
+            // Matched by status.
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func promptsNameTheOperationAndTheItem() async throws {
+        let fixture = try KeychainFixture(.inMemory)
+        try await KeychainTests.add(fixture, account: "a", flags: .devicePasscode)
+        try await fixture.keychain.update(
+            ItemQuery(service: "api", account: "a"), changes: ItemChanges(data: SecretData("new")))
+        let prompt = try #require(fixture.authenticator.prompts.last)
+        #expect(prompt.operation == .update)
+        #expect(prompt.item == AuditEvent.Item(service: "api", account: "a", accessGroup: "group.app"))
+    }
+
+    @Test func auditLookupsTellTheSameAccountInTwoGroupsApart() async throws {
+        let fixture = try KeychainFixture(.inMemory)
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: fixture.store, accessGroups: ["group.app", "group.shared"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("a")))
+        try await keychain.add(
+            AddRequest(service: "api", account: "me", accessGroup: "group.shared", data: SecretData("b")))
+        let shared = AuditEvent.Item(service: "api", account: "me", accessGroup: "group.shared")
+        #expect(audit.records(.add, service: "api", account: "me").count == 2)
+        #expect(audit.records(.add, item: shared).count == 1)
+        #expect(audit.records(.add, item: shared).first?.event.item?.accessGroup == "group.shared")
+    }
+
+    // MARK: - Issue 9, point 2: update never launders an edited access control
+
+    @Test func updateRefusesARowWhoseAccessControlWasEdited() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let control = try AccessControl(protection: .whenUnlocked, flags: .devicePasscode)
+        try await keychain.add(AddRequest(service: "api", account: "me", accessControl: control, data: SecretData("v")))
+        // Someone with write access to the database but not the key downgrades the item.
+        let raw = try SQLiteConnection(
+            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
+        try raw.execute("UPDATE items SET accc = 'ak;dacl(true)'")
+        await #expect(throws: KeygateError(.decode, "")) {
+            try await keychain.update(
+                ItemQuery(service: "api", account: "me"), changes: ItemChanges(data: SecretData("new")))
+        }
+        #expect(fixture.authenticator.prompts.isEmpty, "nothing was decided on the edited control")
+        #expect(audit.records(.update, service: "api", account: "me").allSatisfy { $0.event.decision == "deny" })
+        #expect(audit.records.contains { $0.event.kind == .tamper })
+        // Nothing was written: the row still fails to open, so it still cannot be read.
+        await #expect(throws: KeygateError(.decode, "")) {
+            _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+        }
+    }
+}
+
+/// A sink that always fails, as a full disk would.
+private struct FailingAuditSink: AuditSink {
+    static let status = KeygateStatus.io
+
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        throw KeygateError(Self.status, "the trail cannot be written")
+    }
+}
