@@ -14,6 +14,7 @@ enum KeygateCommand {
         .init(name: "no-interaction", takesValue: false, help: "never prompt; fail with status 7 instead"),
         .init(name: "device-state", takesValue: true, help: "logind (default), unlocked or locked"),
         .init(name: "reuse-seconds", takesValue: true, help: "reuse a proof for this long across invocations (0–300)"),
+        .init(name: "version", takesValue: false, help: "print keygate's version and exit"),
     ]
 
     /// The commands, by name.
@@ -31,13 +32,20 @@ enum KeygateCommand {
             ("lock", "forget this session's proofs of presence", LockCommand.run),
             ("prove", "prove presence through PAM now (checks your PAM set-up)", ProveCommand.run),
             ("demo", "run Keygate on a temporary store and show each decision", DemoCommand.run),
+            ("credential", "git's credential-helper protocol (git-credential-keygate)", GitCredentialCommand.run),
+            (
+                "docker-credential", "docker's credential-helper protocol (docker-credential-keygate)",
+                DockerCredentialCommand.run
+            ),
         ]
+
+    static let commandWidth = commands.map(\.name.count).max() ?? 0
 
     static let usage = """
         usage: keygate [global options] <command> [options]
 
         commands:
-        \(commands.map { "  " + $0.name.padding(to: 11) + " " + $0.summary }.joined(separator: "\n"))
+        \(commands.map { "  " + $0.name.padding(to: commandWidth) + "  " + $0.summary }.joined(separator: "\n"))
 
         global options:
         \(Arguments.helpLines(globalOptions))
@@ -51,6 +59,10 @@ enum KeygateCommand {
             (GlobalOptions, ArraySlice<String>, run: @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus)
         do throws(Arguments.UsageError) {
             let global = try Arguments(words[...], options: globalOptions, stopAtPositional: true)
+            if global.flags.contains("version") {
+                Console.out("keygate \(KeygateVersion.current)")
+                return .success
+            }
             guard let name = global.positionals.first else {
                 if global.wantsHelp {
                     Console.out(usage)

@@ -1,3 +1,4 @@
 import Foundation
 
-exit(await KeygateCommand.run(Array(CommandLine.arguments.dropFirst())).rawValue)
+let words = HelperInvocation.words(invokedAs: CommandLine.arguments[0], Array(CommandLine.arguments.dropFirst()))
+exit(await KeygateCommand.run(words).rawValue)

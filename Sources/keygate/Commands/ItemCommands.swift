@@ -71,23 +71,25 @@ enum ItemCommands {
 
     @Sendable static func add(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         await run(words, options: itemOptions + addOptions, help: addHelp, global: global) { arguments, session in
-            var control: AccessControl?
-            let protection = try arguments.values["accessible"].map { (text: String) throws(KeygateError) in
-                try ProtectionClass(parsing: text)
-            }
-            if let flags = arguments.values["access-control"] {
-                control = try AccessControl(
-                    protection: protection ?? .default, flags: AccessControlFlags(parsing: flags))
-            }
+            let protection = try protection(arguments)
             let value = try readStandardInput(global)
             try await session.keychain.add(
                 AddRequest(
                     service: try arguments.required("service"), account: try arguments.required("account"),
-                    label: arguments.values["label"],
-                    protection: control.map(ItemProtection.accessControl) ?? .accessible(protection ?? .default),
-                    data: value),
+                    label: arguments.values["label"], protection: protection, data: value),
                 context: session.context)
         }
+    }
+
+    /// The protection `--accessible` and `--access-control` ask for: an access control when
+    /// flags are given (with the class, default `whenUnlocked`), else the class alone.
+    static func protection(_ arguments: Arguments) throws(KeygateError) -> ItemProtection {
+        let protection = try arguments.values["accessible"].map { (text: String) throws(KeygateError) in
+            try ProtectionClass(parsing: text)
+        }
+        guard let flags = arguments.values["access-control"] else { return .accessible(protection ?? .default) }
+        return .accessControl(
+            try AccessControl(protection: protection ?? .default, flags: AccessControlFlags(parsing: flags)))
     }
 
     @Sendable static func get(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {

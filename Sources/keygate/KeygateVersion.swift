@@ -1,0 +1,4 @@
+/// The version `keygate --version` prints.
+enum KeygateVersion {
+    static let current = "0.3.0"
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// git and docker as real clients: `git-credential-keygate` driven by the real `git`, and
+/// `docker-credential-keygate` driven exactly as docker drives it (one action argument,
+/// the request on standard input, the answer or an error line on standard output).
+@Suite struct CredentialHelperTests {
+    /// A directory of helper links to the built `keygate`, put first on PATH.
+    final class Helpers {
+        let directory: TemporaryDirectory
+        var bin: String { directory.url.appendingPathComponent("bin").path }
+        var home: String { directory.url.appendingPathComponent("home").path }
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            for path in [bin, home] {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            }
+            for name in ["git-credential-keygate", "docker-credential-keygate"] {
+                try FileManager.default.createSymbolicLink(
+                    atPath: bin + "/" + name, withDestinationPath: KeygateBinary.url.path)
+            }
+        }
+
+        func environment(_ world: CLIWorld) -> [String: String] {
+            var env = world.environment
+            env["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            env["HOME"] = home
+            env["GIT_CONFIG_NOSYSTEM"] = "1"
+            env["GIT_TERMINAL_PROMPT"] = "0"
+            return env
+        }
+    }
+
+    /// Runs `git credential ACTION` with the keygate helper configured by `helper`; `passphrase`
+    /// is readable on descriptor 3 (empty: the prompt is cancelled).
+    static func git(
+        _ action: String, _ description: String, helper: String, passphrase: String = "", world: CLIWorld,
+        helpers: Helpers
+    ) throws -> KeygateBinary.Result {
+        let file = world.directory.url.appendingPathComponent("fd3-\(UUID().uuidString)").path
+        try Data(passphrase.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = "exec git -c credential.helper= -c 'credential.helper=\(helper)' credential \(action) 3<'\(file)'"
+        return try KeygateBinary.run(
+            ["-c", script], stdin: Data(description.utf8), environment: helpers.environment(world),
+            executable: URL(fileURLWithPath: "/bin/sh"))
+    }
+
+    static func authenticationRecords(_ world: CLIWorld) throws -> Int {
+        let trail = (try? String(contentsOfFile: world.audit, encoding: .utf8)) ?? ""
+        return trail.split(separator: "\n").filter { $0.contains("\"op\": \"authenticate\"") }.count
+    }
+
+    @Test func gitFetchesAProtectedCredentialAfterAPassphraseAndCancelMeansQuit() throws {
+        let world = try CLIWorld()
+        let helpers = try Helpers()
+        let helper = "keygate --passphrase-fd 3 --access-control devicePasscode"
+        let credential = "protocol=https\nhost=git.example.com\nusername=bob\npassword=p4ss-w0rd\n\n"
+        #expect(try Self.git("approve", credential, helper: helper, world: world, helpers: helpers).status == 0)
+        let listed = try world.run(["list"]).stdoutText
+        #expect(listed.contains("\"service\": \"git:https://git.example.com\""))
+        #expect(listed.contains("\"account\": \"bob\"") && !listed.contains("p4ss-w0rd"))
+
+        // fill: the stored credential comes back only after the passphrase.
+        let request = "protocol=https\nhost=git.example.com\n\n"
+        var result = try Self.git(
+            "fill", request, helper: helper, passphrase: "s3cret\n", world: world, helpers: helpers)
+        #expect(result.status == 0)
+        #expect(result.stdoutText.contains("username=bob\n") && result.stdoutText.contains("password=p4ss-w0rd\n"))
+        #expect(try Self.authenticationRecords(world) == 1)
+
+        // approve of the credential just served: no second proof (an empty descriptor would cancel one).
+        #expect(try Self.git("approve", credential, helper: helper, world: world, helpers: helpers).status == 0)
+        #expect(try Self.authenticationRecords(world) == 1, "storing the unchanged credential asked nothing")
+
+        // A cancelled prompt makes git stop (quit=1) instead of asking for the remote password.
+        result = try Self.git("fill", request, helper: helper, passphrase: "", world: world, helpers: helpers)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("quit"), "git reports the helper told it to quit: \(result.stderr)")
+        #expect(!result.stdoutText.contains("p4ss-w0rd"))
+
+        // reject erases it: the next fill finds nothing in keygate.
+        #expect(try Self.git("reject", credential, helper: helper, world: world, helpers: helpers).status == 0)
+        #expect(try world.run(["list"]).stdoutText.isEmpty)
+    }
+
+    @Test func aChangedCredentialReplacesTheStoredOneAndExtraFieldsAreKept() throws {
+        let world = try CLIWorld()
+        let helpers = try Helpers()
+        let helper = "keygate --passphrase-fd 3"
+        let first = "protocol=https\nhost=h.example\npath=org/repo.git\nusername=amy\npassword=old\n\n"
+        #expect(try Self.git("approve", first, helper: helper, world: world, helpers: helpers).status == 0)
+        // Driven directly, as a newer git sends them: the expiry and refresh token come back as stored.
+        let second =
+            "protocol=https\nhost=h.example\npath=org/repo.git\nusername=amy\npassword=new\n"
+            + "password_expiry_utc=2000000000\noauth_refresh_token=r-token\ncapability[]=authtype\n\n"
+        var result = try world.run(["credential", "store"], stdin: Data(second.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        result = try world.run(
+            ["credential", "get"], stdin: Data("protocol=https\nhost=h.example\npath=org/repo.git\n\n".utf8))
+        #expect(
+            result.stdoutText
+                == "username=amy\npassword=new\npassword_expiry_utc=2000000000\noauth_refresh_token=r-token\n")
+        // Another path is another credential: git left the path out of its approve (https
+        // credentials are per host unless credential.useHttpPath is set), so the host's is the old one.
+        result = try world.run(["credential", "get"], stdin: Data("protocol=https\nhost=h.example\n\n".utf8))
+        #expect(result.stdoutText == "username=amy\npassword=old\n")
+        result = try world.run(["credential", "get"], stdin: Data("protocol=https\nhost=other.example\n\n".utf8))
+        #expect(result.status == 0 && result.stdoutText.isEmpty, "nothing stored: no output")
+        // Unknown actions are ignored, as git asks of helpers.
+        #expect(try world.run(["credential", "capability"]).status == 0)
+        // A malformed line is refused, naming the problem, and changes nothing.
+        result = try world.run(["credential", "store"], stdin: Data("protocol=https\nhost\n\n".utf8))
+        #expect(result.status == 8 && result.lastErrorLine.contains("key=value"))
+    }
+
+    @Test func dockerDrivesTheHelperAsItDoes() throws {
+        let world = try CLIWorld()
+        let helpers = try Helpers()
+        let env = helpers.environment(world)
+        let helper = URL(fileURLWithPath: helpers.bin + "/docker-credential-keygate")
+        func docker(_ action: String, _ input: String) throws -> KeygateBinary.Result {
+            try KeygateBinary.run([action], stdin: Data(input.utf8), environment: env, executable: helper)
+        }
+        let server = "https://registry.example.com/v1/"
+        var result = try docker("store", #"{"ServerURL":"\#(server)","Username":"alice","Secret":"t\"ok\\en"}"#)
+        #expect(result.status == 0, "\(result.stdoutText)")
+        result = try docker("get", server + "\n")
+        #expect(result.status == 0)
+        #expect(result.stdoutText == #"{"ServerURL":"\#(server)","Username":"alice","Secret":"t\"ok\\en"}"# + "\n")
+        // One credential per server: storing another user name replaces it.
+        #expect(try docker("store", #"{"ServerURL":"\#(server)","Username":"<token>","Secret":"id"}"#).status == 0)
+        result = try docker("list", "")
+        #expect(result.stdoutText.contains(#""\#(server)": "<token>""#) && !result.stdoutText.contains("alice"))
+        #expect(try docker("erase", server).status == 0)
+        // Docker's exact not-found message, on standard output, exit 1.
+        result = try docker("get", server)
+        #expect(result.status == 1)
+        #expect(result.stdoutText == "credentials not found in native keychain\n")
+        result = try docker("store", #"{"ServerURL":"","Username":"a","Secret":"s"}"#)
+        #expect(result.status == 1 && result.stdoutText == "no credentials server URL\n")
+        #expect(try docker("version", "").stdoutText.hasPrefix("docker-credential-keygate"))
+    }
+}
