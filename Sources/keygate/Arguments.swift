@@ -90,12 +90,12 @@ struct Arguments {
         if let first = positionals.first { throw UsageError(message: "unexpected argument '\(first)'") }
     }
 
-    /// The option lines of a help text.
+    /// The option lines of a help text, the descriptions aligned in one column.
     static func helpLines(_ options: [Option]) -> String {
-        options.map { option in
-            let left = "  --\(option.name)" + (option.takesValue ? " VALUE" : "")
-            return left.padding(to: 29) + " " + option.help
-        }.joined(separator: "\n")
+        let lefts = options.map { "  --\($0.name)" + ($0.takesValue ? " VALUE" : "") }
+        let width = max(lefts.map(\.count).max() ?? 0, 28) + 2
+        return zip(lefts, options).map { left, option in left.padding(to: width) + option.help }
+            .joined(separator: "\n")
     }
 }
 

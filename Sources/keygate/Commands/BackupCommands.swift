@@ -12,6 +12,9 @@ enum BackupCommands {
         .init(name: "backup-passphrase-fd", takesValue: true, help: "read the backup passphrase from this descriptor"),
     ]
 
+    /// Import's options: export's, less the file to create.
+    static let importOptions = options.filter { $0.name != "to" }
+
     static let exportHelp = """
         usage: keygate export --to FILE [--backup-passphrase-fd N]
 
@@ -29,7 +32,7 @@ enum BackupCommands {
         Restores a backup, all or nothing: a wrong passphrase or a changed file (exit 9), an item
         that exists already (exit 4), or any other failure imports nothing.
 
-        \(Arguments.helpLines(options))
+        \(Arguments.helpLines(importOptions))
         """
 
     @Sendable static func export(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
@@ -55,7 +58,7 @@ enum BackupCommands {
     }
 
     @Sendable static func `import`(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        await ItemCommands.run(words, options: options, required: [], positionals: 1, help: importHelp, global: global)
+        await ItemCommands.run(words, options: importOptions, required: [], positionals: 1, help: importHelp, global: global)
         {
             arguments, session in
             guard let path = arguments.positionals.first else {
