@@ -7,7 +7,8 @@
 /// - delete needs no authentication (`odel(true)`);
 /// - add checks the class (deprecated `always` classes and `privateKeyUsage` are
 ///   `errSecParam`; `whenPasscodeSet` without a passcode is `errSecNotAvailable`; locked is
-///   `errSecInteractionNotAllowed`) and binds `biometryCurrentSet` to the enrolled set
+///   `errSecInteractionNotAllowed`, except that without a passcode no class key is locked)
+///   and binds `biometryCurrentSet` to the enrolled set
 ///   (no biometry, or nothing enrolled, is `errSecAuthFailed`);
 /// - read and update: a `whenPasscodeSet` item after the passcode is removed, and a
 ///   `biometryCurrentSet` item whose bound set changed, are `errSecItemNotFound` (the item is
@@ -209,13 +210,21 @@ public struct Evaluator: Sendable {
     }
 
     /// Denies when the protection class's key is unavailable; records the check either way.
+    ///
+    /// Without a passcode the class keys are not protected by one, so locking the device
+    /// (or not having unlocked it since boot) makes no `whenUnlocked` or `afterFirstUnlock`
+    /// class unavailable. `whenPasscodeSet` never gets here without a passcode: its items are
+    /// gone (read, update) or cannot be added.
     private func classCheck(
         _ protection: ProtectionClass, state: AuthenticationState, reasons: inout DecisionReasons
     ) -> Decision? {
+        let device = state.device
         let why: DecisionReason.ClassUnavailability? =
             switch protection.availability {
-            case .whenUnlockedWithPasscode, .whenUnlocked: state.device.isLocked ? .deviceLocked : nil
-            case .afterFirstUnlock: state.device.hasBeenUnlockedSinceBoot ? nil : .notUnlockedSinceBoot
+            case .whenUnlockedWithPasscode: device.isLocked ? .deviceLocked : nil
+            case .whenUnlocked: device.isLocked && device.isPasscodeSet ? .deviceLocked : nil
+            case .afterFirstUnlock:
+                device.hasBeenUnlockedSinceBoot || !device.isPasscodeSet ? nil : .notUnlockedSinceBoot
             case .always: nil
             }
         if let why {
