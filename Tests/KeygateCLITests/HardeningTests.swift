@@ -33,4 +33,105 @@ import Testing
         }
         #expect(try world.run(["list"]).stdout.isEmpty)
     }
+
+    // MARK: - Point 1: a missing or empty enrollment source is "biometry unavailable"
+
+    /// The accounts `keygate list` shows.
+    static func listedAccounts(_ world: CLIWorld) throws -> [String] {
+        let result = try world.run(["list"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdoutText.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: #""account": ""#) else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "\"" })
+        }.sorted()
+    }
+
+    /// Before, `KEYGATE_ENROLLMENT_FILE` naming a missing or empty file made a plain `list`
+    /// treat biometry as "present, nothing enrolled" and remove every `biometryCurrentSet`
+    /// item for good. Now such a source means biometry unavailable: the item stays, is
+    /// refused (not "not found") while the source is unusable, and reads again once the
+    /// original file is back. Only a readable, non-empty, different set invalidates it.
+    @Test func unusableEnrollmentFileNeverDeletesItems() throws {
+        let world = try CLIWorld()
+        try world.pam.matrixService("keygate-biometry", user: PAMWorld.currentUser(), password: "touch")
+        let enrolled = try world.directory.file("enrolled", contents: "f1\nf2\n")
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = enrolled
+        #expect(
+            try world.add("api", "finger", Data("bio".utf8), ["--access-control", "biometryCurrentSet"]).status == 0)
+        #expect(try world.add("api", "plain", Data("p".utf8)).status == 0)
+
+        let fifo = world.directory.url.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let unusable = [
+            world.directory.url.appendingPathComponent("missing").path,
+            try world.directory.file("empty", contents: ""),
+            try world.directory.file("blank", contents: "\n  \n# no template yet\n"),
+            world.directory.url.appendingPathComponent("directory").path,
+            world.directory.url.appendingPathComponent("not-utf8").path,
+            fifo,
+        ]
+        try FileManager.default.createDirectory(atPath: unusable[3], withIntermediateDirectories: true)
+        try Data([0x66, 0x31, 0xff, 0x0a]).write(to: URL(fileURLWithPath: unusable[4]))
+        for source in unusable {
+            world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = source
+            #expect(try Self.listedAccounts(world) == ["finger", "plain"], "\(source)")
+            let list = try world.run(["list"])
+            #expect(list.stderr.contains("biometry is unavailable"), "\(list.stderr)")
+            let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
+            #expect(read.status == 5, "refused for lack of biometry, not gone: \(read.stderr)")
+        }
+
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = enrolled
+        let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == Data("bio".utf8))
+
+        // Positive evidence still invalidates: a readable, non-empty, different set.
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = try world.directory.file("changed", contents: "f1\n")
+        #expect(try Self.listedAccounts(world) == ["plain"])
+    }
+
+    /// The same rule for fprintd: a failing `fprintd-list`, output it does not understand, or
+    /// no finger enrolled is biometry unavailable, never a change of the enrolled set.
+    @Test func failingOrUnparseableFprintdNeverDeletesItems() throws {
+        let world = try CLIWorld()
+        let bin = world.directory.url.appendingPathComponent("bin").path
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let output = bin + "/output"
+        let status = bin + "/status"
+        let script = bin + "/fprintd-list"
+        try "#!/bin/sh\ncat '\(output)'\nexit $(cat '\(status)')\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o755) == 0)
+        func fprintd(_ text: String, exit code: Int = 0) throws {
+            try text.write(toFile: output, atomically: true, encoding: .utf8)
+            try "\(code)\n".write(toFile: status, atomically: true, encoding: .utf8)
+        }
+        world.extraEnvironment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let user = PAMWorld.currentUser()
+        let listing = """
+            found 1 devices
+            Device at /net/reactivated/Fprint/Device/0
+            Using device /net/reactivated/Fprint/Device/0
+            Fingerprints for user \(user) on Test Reader (press):
+             - #0: right-index-finger
+
+            """
+        try fprintd(listing)
+        #expect(
+            try world.add("api", "finger", Data("bio".utf8), ["--access-control", "biometryCurrentSet"]).status == 0)
+
+        for (text, code) in [
+            ("", 1), ("failed to get devices: the name net.reactivated.Fprint was not provided\n", 1),
+            ("something new\n", 0), ("", 0),
+            ("found 1 devices\nUser \(user) has no fingers enrolled for Test Reader (press).\n", 0),
+        ] {
+            try fprintd(text, exit: code)
+            #expect(try Self.listedAccounts(world) == ["finger"], "\(text) exit \(code)")
+        }
+        try fprintd(listing)
+        #expect(try Self.listedAccounts(world) == ["finger"])
+        try fprintd(listing + " - #1: left-index-finger\n")
+        #expect(try Self.listedAccounts(world) == [], "a readable, different set invalidates")
+    }
 }
