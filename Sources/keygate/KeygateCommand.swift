@@ -77,7 +77,7 @@ enum KeygateCommand {
 
     /// Reports a usage error (exit 2).
     static func fail(usage error: Arguments.UsageError, help: String) -> ExitStatus {
-        Console.err(help)
+        Console.errBlock(help)
         Console.err("keygate: \(error.message) (\(KeygateStatus.param))")
         return .usage
     }

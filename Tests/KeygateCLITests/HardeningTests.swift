@@ -134,4 +134,35 @@ import Testing
         try fprintd(listing + " - #1: left-index-finger\n")
         #expect(try Self.listedAccounts(world) == [], "a readable, different set invalidates")
     }
+
+    // MARK: - Point 11: messages that echo input stay one line
+
+    /// The shape every failure's last standard-error line keeps.
+    static func isOneLineFailure(_ result: KeygateBinary.Result) -> Bool {
+        let last = result.lastErrorLine
+        return last.hasPrefix("keygate: ") && last.hasSuffix(")") && last.contains(" (errSec")
+            && !last.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
+    }
+
+    /// Before, an argument with a newline split the last stderr line in two (and an ESC
+    /// reached the terminal). Now control characters are shown escaped in every message.
+    @Test func controlCharactersInArgumentsAreEscaped() throws {
+        let world = try CLIWorld()
+        let hostile = "evil\nkeygate: fake (errSecSuccess 0)\r\t\u{1b}[31m\u{7f}\u{85}end"
+        let escaped = #"evil\nkeygate: fake (errSecSuccess 0)\r\t\u{1b}[31m\u{7f}\u{85}end"#
+        let runs: [(KeygateBinary.Result, Int32)] = [
+            (try world.run(["get", "--service", hostile, "--account", "me"]), 3),
+            (try world.run([hostile]), 2),
+            (try world.run(["list", "--" + hostile]), 2),
+            (try world.run(["evaluate", "--context", "/nonexistent/" + hostile]), 2),
+            (try world.run(["evaluate", "--context", "/dev/null", "--access-control", hostile]), 8),
+            (try world.add("api", "me", Data(), ["--accessible", hostile]), 8),
+        ]
+        for (result, status) in runs {
+            #expect(result.status == status, "\(result.stderr)")
+            #expect(Self.isOneLineFailure(result), "\(result.stderr)")
+            #expect(result.lastErrorLine.contains(escaped), "\(result.lastErrorLine)")
+            #expect(!result.stderr.contains("\u{1b}"), "no raw ESC reaches the terminal")
+        }
+    }
 }
