@@ -90,6 +90,29 @@ struct Arguments {
         if let first = positionals.first { throw UsageError(message: "unexpected argument '\(first)'") }
     }
 
+    /// A PAM service name given on the command line, checked before any PAM call: it must
+    /// start with `keygate` and go on with lowercase letters, digits, `-`, `_` or `.` only
+    /// (`keygate`, `keygate-biometry`, `keygate-work`). So a caller, root included, can never
+    /// pick another service (one with `pam_rootok` or `pam_permit`) to prove presence.
+    static func pamService(_ value: String, option: String) throws(UsageError) -> String {
+        let rest = value.utf8.dropFirst(Self.pamServicePrefix.utf8.count)
+        guard value.hasPrefix(Self.pamServicePrefix),
+            rest.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            })
+        else {
+            throw UsageError(
+                message: "--\(option) '\(value)' is not allowed: only PAM services named keygate… "
+                    + "(lowercase letters, digits, '-', '_', '.') can be used")
+        }
+        return value
+    }
+
+    /// What every PAM service keygate may use is named with.
+    static let pamServicePrefix = "keygate"
+
     /// The option lines of a help text.
     static func helpLines(_ options: [Option]) -> String {
         options.map { option in

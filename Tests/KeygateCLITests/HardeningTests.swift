@@ -165,4 +165,38 @@ import Testing
             #expect(!result.stderr.contains("\u{1b}"), "no raw ESC reaches the terminal")
         }
     }
+
+    // MARK: - Point 12: only keygate… PAM services
+
+    /// Before, `--pam-service permissive` let any caller (root included) satisfy a protected
+    /// read through a service such as one with `pam_permit` or `pam_rootok`, with no password.
+    /// Now any name not starting with `keygate` is a usage error before any PAM call.
+    @Test func pamServicesOutsideKeygateAreRefused() throws {
+        let world = try CLIWorld()
+        try world.pam.service("permissive", "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n")
+        try world.pam.service("keygate-permissive", "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n")
+        #expect(try world.add("bank", "me", Data("t".utf8), ["--access-control", "devicePasscode"]).status == 0)
+        let get = ["get", "--service", "bank", "--account", "me"]
+        for option in ["--pam-service", "--pam-biometry-service"] {
+            for name in ["permissive", "login", "sudo", "Keygate", "keygate/../permissive", "keygateX", "xkeygate", ""]
+            {
+                let result = try world.run([option, name] + get, passphrase: "anything")
+                #expect(result.status == 2, "\(option) \(name): \(result.stderr)")
+                #expect(result.stdout.isEmpty)
+                #expect(result.lastErrorLine.hasPrefix("keygate: \(option) '"))
+                #expect(
+                    result.lastErrorLine.hasSuffix(
+                        "is not allowed: only PAM services named keygate… "
+                            + "(lowercase letters, digits, '-', '_', '.') can be used (errSecParam -50)"))
+            }
+            let prove = try world.run([option, "permissive", "prove"], passphrase: "anything")
+            #expect(prove.status == 2)
+            #expect(prove.stdout.isEmpty)
+        }
+        // A keygate… service is the administrator's to configure, and it is used.
+        let allowed = try world.run(["--pam-service", "keygate-permissive"] + get, passphrase: "anything")
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(allowed.stdout == Data("t".utf8))
+        #expect(try world.run(get, passphrase: "wrong").status == 5, "the default service still checks")
+    }
 }
