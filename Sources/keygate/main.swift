@@ -1,3 +1,9 @@
 import Foundation
 
-exit(await KeygateCommand.run(Array(CommandLine.arguments.dropFirst())).rawValue)
+let status: ExitStatus
+do throws(Arguments.UsageError) {
+    status = await KeygateCommand.run(try Arguments.commandLine())
+} catch {
+    status = KeygateCommand.fail(usage: error, help: KeygateCommand.usage)
+}
+exit(status.rawValue)

@@ -199,4 +199,63 @@ import Testing
         #expect(allowed.stdout == Data("t".utf8))
         #expect(try world.run(get, passphrase: "wrong").status == 5, "the default service still checks")
     }
+
+    // MARK: - Point 8: names are valid UTF-8, compared byte for byte
+
+    /// Runs keygate through `/bin/sh`, so `printf` can put raw bytes into an argument.
+    static func runRaw(_ world: CLIWorld, _ script: String, stdin: Data = Data()) throws -> KeygateBinary.Result {
+        try KeygateBinary.run(
+            ["-c", script, KeygateBinary.url.path], stdin: stdin, environment: world.environment,
+            executable: URL(fileURLWithPath: "/bin/sh"))
+    }
+
+    /// Before, `--account $'a\xff'` and `--account $'a\xfe'` both became `a\u{FFFD}` and named
+    /// one item (the second add was a duplicate, a get returned the other's value). Now any
+    /// argument that is not valid UTF-8 is a usage error naming its option, and nothing changes.
+    @Test func invalidUTF8InNamesIsRefused() throws {
+        let world = try CLIWorld()
+        let cases: [(String, String)] = [
+            (#""$0" add --service api --account "$(printf 'a\377')""#, "the value after '--account'"),
+            (#""$0" add --service api --account "$(printf 'a\376')""#, "the value after '--account'"),
+            (#""$0" add --service "$(printf 'api\300')" --account me"#, "the value after '--service'"),
+            (#""$0" add --service api --account me --label "$(printf '\355\240\200')""#, "the value after '--label'"),
+            (
+                #""$0" add --service api --account me "--access-group=$(printf 'g\377')""#,
+                "the value of '--access-group'"
+            ),
+            (#""$0" get --service api --account "$(printf 'a\377')""#, "the value after '--account'"),
+            (#""$0" --store "$(printf '/tmp/\377')" list"#, "the value after '--store'"),
+            (#""$0" "$(printf 'li\377st')""#, "an argument"),
+        ]
+        for (script, named) in cases {
+            let result = try Self.runRaw(world, script)
+            #expect(result.status == 2, "\(script): \(result.stderr)")
+            #expect(result.lastErrorLine.hasPrefix("keygate: \(named) is not valid UTF-8: "), "\(result.lastErrorLine)")
+            #expect(result.lastErrorLine.hasSuffix("(errSecParam -50)"))
+        }
+        #expect(try world.run(["list"]).stdout.isEmpty, "nothing was added")
+        // Valid UTF-8 through the same path still works.
+        #expect(try Self.runRaw(world, #""$0" add --service api --account "$(printf 'a\303\251')""#).status == 0)
+        #expect(try Self.listedAccounts(world) == [#"a\u00e9"#])
+    }
+
+    /// Keygate's choice (README): names are kept as given, never normalised, so the NFC and
+    /// NFD forms of a name are two items, as on Apple; `list` escapes non-ASCII characters
+    /// so the two entries look different, and each form reads its own value.
+    @Test func nfcAndNfdNamesAreTwoVisiblyDifferentItems() throws {
+        let world = try CLIWorld()
+        let nfc = "Jos\u{E9}"
+        let nfd = "Jose\u{301}"
+        #expect(try world.add("api", nfc, Data("composed".utf8)).status == 0)
+        #expect(try world.add("api", nfd, Data("decomposed".utf8)).status == 0)
+        #expect(try Self.listedAccounts(world) == [#"Jos\u00e9"#, #"Jose\u0301"#])
+        var result = try world.run(["get", "--service", "api", "--account", nfc])
+        #expect(result.stdout == Data("composed".utf8))
+        result = try world.run(["get", "--service", "api", "--account", nfd])
+        #expect(result.stdout == Data("decomposed".utf8))
+        result = try world.run(["list", "--account", nfd])
+        #expect(result.stdoutText.split(separator: "\n").count == 1)
+        #expect(try world.run(["delete", "--service", "api", "--account", nfc]).status == 0)
+        #expect(try Self.listedAccounts(world) == [#"Jose\u0301"#])
+    }
 }
