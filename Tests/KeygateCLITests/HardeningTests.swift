@@ -59,6 +59,7 @@ import Testing
         #expect(
             try world.add("api", "finger", Data("bio".utf8), ["--access-control", "biometryCurrentSet"]).status == 0)
         #expect(try world.add("api", "plain", Data("p".utf8)).status == 0)
+        #expect(try world.add("api", "presence", Data("u".utf8), ["--access-control", "userPresence"]).status == 0)
 
         let fifo = world.directory.url.appendingPathComponent("fifo").path
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -74,11 +75,13 @@ import Testing
         try Data([0x66, 0x31, 0xff, 0x0a]).write(to: URL(fileURLWithPath: unusable[4]))
         for source in unusable {
             world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = source
-            #expect(try Self.listedAccounts(world) == ["finger", "plain"], "\(source)")
+            #expect(try Self.listedAccounts(world) == ["finger", "plain", "presence"], "\(source)")
             let list = try world.run(["list"])
             #expect(list.stderr.contains("biometry is unavailable"), "\(list.stderr)")
             let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
             #expect(read.status == 5, "refused for lack of biometry, not gone: \(read.stderr)")
+            let fallback = try world.run(["get", "--service", "api", "--account", "presence"], passphrase: "s3cret")
+            #expect(fallback.stdout == Data("u".utf8), "userPresence falls back to the passcode: \(fallback.stderr)")
         }
 
         world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = enrolled
@@ -88,7 +91,7 @@ import Testing
 
         // Positive evidence still invalidates: a readable, non-empty, different set.
         world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = try world.directory.file("changed", contents: "f1\n")
-        #expect(try Self.listedAccounts(world) == ["plain"])
+        #expect(try Self.listedAccounts(world) == ["plain", "presence"])
     }
 
     /// The same rule for fprintd: a failing `fprintd-list`, output it does not understand, or
