@@ -103,7 +103,9 @@ public final class Keychain: Sendable {
             throw KeygateError(.missingEntitlement, "the caller has no keychain access groups")
         }
         guard let named else { return accessGroups }
-        guard accessGroups.contains(named) else {
+        // Byte for byte, as Apple compares names: an NFD spelling of an entitled NFC group
+        // is another group (String's == would call them equal).
+        guard accessGroups.contains(where: { $0.utf8.elementsEqual(named.utf8) }) else {
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(named)'")
         }
         return [named]

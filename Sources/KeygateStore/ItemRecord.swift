@@ -26,6 +26,29 @@ public struct ItemIdentity: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension ItemIdentity {
+    /// Byte for byte, as Apple's keychain compares names: the NFC and NFD forms of one name
+    /// (which Swift's `String ==` calls equal) are two identities, as they are two rows.
+    public static func == (lhs: ItemIdentity, rhs: ItemIdentity) -> Bool {
+        lhs.synchronizable == rhs.synchronizable && lhs.accessGroup.sameBytes(as: rhs.accessGroup)
+            && lhs.account.sameBytes(as: rhs.account) && lhs.service.sameBytes(as: rhs.service)
+    }
+
+    /// Hashes the bytes, consistent with `==`.
+    public func hash(into hasher: inout Hasher) {
+        for part in [accessGroup, account, service] {
+            hasher.combine(part.utf8.count)
+            for byte in part.utf8 { hasher.combine(byte) }
+        }
+        hasher.combine(synchronizable)
+    }
+}
+
+extension String {
+    /// Equal UTF-8 bytes (no Unicode normalisation, unlike `==`).
+    func sameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+}
+
 /// Everything about an item except its secret value.
 public struct ItemFields: Hashable, Sendable {
     /// The primary key.
@@ -184,12 +207,12 @@ public struct ItemFilter: Hashable, Sendable {
         self.protection = protection
     }
 
-    /// Whether `fields` match.
+    /// Whether `fields` match; names are compared byte for byte, as SQLite compares them.
     public func matches(_ fields: ItemFields) -> Bool {
-        accessGroups.contains(fields.identity.accessGroup)
-            && (service.map { $0 == fields.identity.service } ?? true)
-            && (account.map { $0 == fields.identity.account } ?? true)
-            && (label.map { $0 == fields.label } ?? true)
+        accessGroups.contains { $0.sameBytes(as: fields.identity.accessGroup) }
+            && (service.map { $0.sameBytes(as: fields.identity.service) } ?? true)
+            && (account.map { $0.sameBytes(as: fields.identity.account) } ?? true)
+            && (label.map { label in fields.label.map { label.sameBytes(as: $0) } ?? false } ?? true)
             && (generic.map { $0 == fields.generic } ?? true)
             && (synchronizable.map { $0 == fields.identity.synchronizable } ?? true)
             && (protection.map { $0 == fields.accessControl.protection } ?? true)

@@ -90,6 +90,59 @@ struct Arguments {
         if let first = positionals.first { throw UsageError(message: "unexpected argument '\(first)'") }
     }
 
+    /// A PAM service name given on the command line, checked before any PAM call: it must
+    /// start with `keygate` and go on with lowercase letters, digits, `-`, `_` or `.` only
+    /// (`keygate`, `keygate-biometry`, `keygate-work`). So a caller, root included, can never
+    /// pick another service (one with `pam_rootok` or `pam_permit`) to prove presence.
+    static func pamService(_ value: String, option: String) throws(UsageError) -> String {
+        let rest = value.utf8.dropFirst(Self.pamServicePrefix.utf8.count)
+        guard value.hasPrefix(Self.pamServicePrefix),
+            rest.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            })
+        else {
+            throw UsageError(
+                message: "--\(option) '\(value)' is not allowed: only PAM services named keygate… "
+                    + "(lowercase letters, digits, '-', '_', '.') can be used")
+        }
+        return value
+    }
+
+    /// What every PAM service keygate may use is named with.
+    static let pamServicePrefix = "keygate"
+
+    /// The process's arguments (without the program name), read from the raw `argv` bytes.
+    ///
+    /// `CommandLine.arguments` repairs invalid UTF-8 to U+FFFD, so `a\xff` and `a\xfe` would
+    /// both become `a\u{FFFD}` and name one item; here any argument that is not valid UTF-8
+    /// is refused instead, naming the option it belongs to.
+    static func commandLine() throws(UsageError) -> [String] {
+        var words: [String] = []
+        for index in 1..<max(1, Int(CommandLine.argc)) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { break }
+            guard let word = String(validatingCString: pointer) else {
+                let shown = String(cString: pointer)  // invalid bytes shown as U+FFFD
+                throw UsageError(message: "\(describe(shown, after: words.last)) is not valid UTF-8: '\(shown)'")
+            }
+            words.append(word)
+        }
+        return words
+    }
+
+    /// Which argument a bad word is, for a message: the value of the option it belongs to
+    /// when it can tell, else its position.
+    private static func describe(_ word: String, after previous: String?) -> String {
+        if word.hasPrefix("--"), let equals = word.firstIndex(of: "="), !word[..<equals].contains("\u{FFFD}") {
+            return "the value of '\(word[..<equals])'"
+        }
+        if let previous, previous.hasPrefix("--"), previous.count > 2, !previous.contains("=") {
+            return "the value after '\(previous)'"
+        }
+        return "an argument"
+    }
+
     /// The option lines of a help text, the descriptions aligned in one column.
     static func helpLines(_ options: [Option]) -> String {
         let lefts = options.map { "  --\($0.name)" + ($0.takesValue ? " VALUE" : "") }

@@ -19,8 +19,12 @@ struct GlobalOptions: Sendable {
         store = arguments.values["store"]
         policies = arguments.values["policies"]
         audit = arguments.values["audit"]
-        if let service = arguments.values["pam-service"] { pamService = service }
-        if let service = arguments.values["pam-biometry-service"] { pamBiometryService = service }
+        if let service = arguments.values["pam-service"] {
+            pamService = try Arguments.pamService(service, option: "pam-service")
+        }
+        if let service = arguments.values["pam-biometry-service"] {
+            pamBiometryService = try Arguments.pamService(service, option: "pam-biometry-service")
+        }
         if let text = arguments.values["passphrase-fd"] {
             guard let descriptor = Int32(text), descriptor >= 0 else {
                 throw Arguments.UsageError(message: "--passphrase-fd needs a file descriptor number, not '\(text)'")

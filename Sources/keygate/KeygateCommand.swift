@@ -6,10 +6,12 @@ enum KeygateCommand {
         .init(name: "store", takesValue: true, help: "the item database (default: $XDG_DATA_HOME/keygate/items.db)"),
         .init(name: "policies", takesValue: true, help: "directory of organisation policy files"),
         .init(name: "audit", takesValue: true, help: "the audit trail (default: next to the store)"),
-        .init(name: "pam-service", takesValue: true, help: "PAM service for the passcode factor (default: keygate)"),
+        .init(
+            name: "pam-service", takesValue: true,
+            help: "PAM service for the passcode factor (default: keygate; must start with keygate)"),
         .init(
             name: "pam-biometry-service", takesValue: true,
-            help: "PAM service for the biometry factor (default: keygate-biometry)"),
+            help: "PAM service for the biometry factor (default: keygate-biometry; must start with keygate)"),
         .init(name: "passphrase-fd", takesValue: true, help: "read the passphrase from this file descriptor"),
         .init(name: "no-interaction", takesValue: false, help: "never prompt; fail with status 7 instead"),
         .init(name: "device-state", takesValue: true, help: "logind (default), unlocked or locked"),
@@ -89,7 +91,7 @@ enum KeygateCommand {
 
     /// Reports a usage error (exit 2).
     static func fail(usage error: Arguments.UsageError, help: String) -> ExitStatus {
-        Console.err(help)
+        Console.errBlock(help)
         Console.err("keygate: \(error.message) (\(KeygateStatus.param))")
         return .usage
     }

@@ -1,4 +1,10 @@
 import Foundation
 
-let words = HelperInvocation.words(invokedAs: CommandLine.arguments[0], Array(CommandLine.arguments.dropFirst()))
-exit(await KeygateCommand.run(words).rawValue)
+let status: ExitStatus
+do throws(Arguments.UsageError) {
+    let words = HelperInvocation.words(invokedAs: CommandLine.arguments.first ?? "keygate", try Arguments.commandLine())
+    status = await KeygateCommand.run(words)
+} catch {
+    status = KeygateCommand.fail(usage: error, help: KeygateCommand.usage)
+}
+exit(status.rawValue)

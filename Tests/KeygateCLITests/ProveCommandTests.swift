@@ -22,9 +22,9 @@ import Testing
 
     @Test func oneDescriptorAnswersTheBiometryServiceToo() throws {
         let world = try PAMWorld()
-        try world.matrixService("fingerprint", user: PAMWorld.currentUser(), password: "touch")
+        try world.matrixService("keygate-fingerprint", user: PAMWorld.currentUser(), password: "touch")
         let result = try KeygateBinary.run(
-            ["--pam-biometry-service", "fingerprint", "--passphrase-fd", "0", "prove", "--factor", "presence"],
+            ["--pam-biometry-service", "keygate-fingerprint", "--passphrase-fd", "0", "prove", "--factor", "presence"],
             stdin: Data("touch\n".utf8), environment: world.environment)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText.hasPrefix("proved biometry"))

@@ -23,7 +23,6 @@ import Testing
         #expect(flags.names == ["biometryAny", "devicePasscode", "or"])
         #expect(try AccessControlFlags(parsing: "biometryAny, devicePasscode,or") == flags)
         #expect(try AccessControlFlags(parsing: "touchIDCurrentSet,watch") == [.biometryCurrentSet, .companion])
-        #expect(try AccessControlFlags(parsing: "") == [])
         for (name, flag) in AccessControlFlags.named {
             #expect(try AccessControlFlags(parsing: name) == flag)
         }
@@ -38,6 +37,44 @@ import Testing
             #expect(error.message.contains("'faceID'"))
         }
         #expect(throws: KeygateError.self) { try AccessControlFlags(parsing: "biometryAny,,or") }
+    }
+
+    /// Issue 9, point 15: an empty or whitespace-only list, like a trailing comma, is a bad
+    /// parameter rather than "no flags" (before, "" and " " parsed as no flags at all).
+    @Test(arguments: ["", " ", "\t", "  \t ", ",", " , ", "devicePasscode,"])
+    func emptyFlagListsAreRefused(_ text: String) {
+        do {
+            let flags = try AccessControlFlags(parsing: text)
+            Issue.record("'\(text)' parsed as \(flags)")
+        } catch {
+            #expect(error.status == .param)
+            #expect(error.message.contains("empty access-control flag"))
+        }
+    }
+
+    /// Issue 9, point 15: with no list at all a request has no flags; an empty list or an
+    /// empty bound enrollment set (or an empty template id in it) is `errSecParam`.
+    @Test func evaluationRequestsRefuseEmptyListsButAcceptNone() throws {
+        #expect(
+            try EvaluationRequest(flags: nil, accessible: nil, boundEnrollment: nil, operation: nil).control.flags == []
+        )
+        for flags in ["", " "] {
+            #expect(throws: KeygateError.self) {
+                try EvaluationRequest(flags: flags, accessible: nil, boundEnrollment: nil, operation: nil)
+            }
+        }
+        for bound in [[], [""], [" "], ["f1", ""], ["f1", "\t"]] {
+            do {
+                _ = try EvaluationRequest(
+                    flags: "biometryCurrentSet", accessible: nil, boundEnrollment: bound, operation: nil)
+                Issue.record("bound enrollment \(bound) was accepted")
+            } catch {
+                #expect(error.status == .param)
+            }
+        }
+        let bound = try EvaluationRequest(
+            flags: "biometryCurrentSet", accessible: nil, boundEnrollment: ["f1"], operation: nil)
+        #expect(bound.control.boundEnrollment == EnrollmentSetHash(templateIDs: ["f1"]))
     }
 
     @Test func protectionClassesHaveApplesRawStrings() throws {

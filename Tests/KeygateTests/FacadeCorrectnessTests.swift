@@ -258,3 +258,16 @@ private struct FailingAuditSink: AuditSink {
         throw KeygateError(Self.status, "the trail cannot be written")
     }
 }
+
+/// Names are bytes: an entitlement to a group spelled in NFC is not one to its NFD spelling.
+@Suite struct EntitlementBytesTests {
+    @Test(arguments: Backend.allCases)
+    func anNFDSpellingOfAnEntitledGroupIsAnotherGroup(_ backend: Backend) async throws {
+        let nfc = "gr\u{00F6}up", nfd = "gro\u{0308}up"
+        #expect(nfc == nfd, "Swift calls them equal; Keygate must not")
+        let fixture = try KeychainFixture(backend, groups: [nfc])
+        await #expect(throws: KeygateError(.missingEntitlement, "")) {
+            _ = try await fixture.keychain.copyMatching(ItemQuery(accessGroup: nfd, returnData: true))
+        }
+    }
+}

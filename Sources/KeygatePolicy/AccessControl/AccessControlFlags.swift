@@ -76,15 +76,18 @@ public struct AccessControlFlags: OptionSet, Hashable, Sendable {
 
     /// Parses a comma-separated list of Apple flag names (`biometryAny,devicePasscode,or`).
     ///
-    /// Surrounding spaces are ignored, deprecated names are accepted, and an empty
-    /// string means no flags.
-    /// - Throws: ``KeygateError`` with `errSecParam` naming the first unknown word.
+    /// Surrounding spaces are ignored and deprecated names are accepted. Every word must
+    /// name a flag: an empty or whitespace-only list, or an empty word (`a,,b`, a trailing
+    /// comma), is refused; to mean "no flags", give no list at all.
+    /// - Throws: ``KeygateError`` with `errSecParam` naming the first unknown or empty word.
     public init(parsing text: String) throws(KeygateError) {
         self.init()
+        if text.trimmingSpaces().isEmpty {
+            throw KeygateError(.param, "empty access-control flag list; omit it to mean no flags")
+        }
         for word in text.split(separator: ",", omittingEmptySubsequences: false) {
             let name = word.trimmingSpaces()
             if name.isEmpty {
-                if text.trimmingSpaces().isEmpty { return }
                 throw KeygateError(.param, "empty access-control flag in '\(text)'")
             }
             guard let flag = Self.flag(named: name) else {

@@ -2,9 +2,11 @@
 public struct DeviceSnapshot: Hashable, Sendable {
     /// Lock and passcode state.
     public var device: DeviceState
-    /// A biometric sensor is present and usable.
+    /// A biometric sensor is present and usable, and its enrolled set was read.
     public var biometryAvailable: Bool
-    /// The enrolled set's hash; nil when nothing is enrolled.
+    /// The enrolled set's hash; nil when nothing is enrolled. With an available sensor, a
+    /// hash different from an item's bound set is the evidence that invalidates the item;
+    /// the facade records both in the audit trail when it removes one.
     public var enrollment: EnrollmentSetHash?
 
     /// A snapshot.
@@ -19,8 +21,11 @@ public struct DeviceSnapshot: Hashable, Sendable {
 
 /// Tells the current device state (logind and fprintd on Linux; a simulated device in tests).
 ///
-/// Duties: answer quickly and without prompting; when unsure, report the safer state
-/// (locked, nothing enrolled).
+/// Duties: answer quickly and without prompting; when unsure, report the safer state:
+/// locked, and biometry *unavailable* (`biometryAvailable: false`), never "available, nothing
+/// enrolled". An available sensor whose set differs from an item's bound set invalidates that
+/// `biometryCurrentSet` item for good, so report one only on positive evidence: an enrolled
+/// set actually read.
 public protocol DeviceStateSource: Sendable {
     /// The current state.
     func snapshot() -> DeviceSnapshot

@@ -8,7 +8,7 @@ public struct EvaluationRequest: Hashable, Sendable {
 
     /// Builds a request from its text parts.
     /// - Parameters:
-    ///   - flags: comma-separated Apple flag names; nil or empty means no flags.
+    ///   - flags: comma-separated Apple flag names; nil means no flags (an empty list is refused).
     ///   - accessible: a class name without prefix (`whenUnlockedThisDeviceOnly`); nil means `whenUnlocked`.
     ///   - boundEnrollment: the template ids enrolled when the item was added; required for a
     ///     `biometryCurrentSet` read or update, refused for add (add binds from the context).
@@ -17,7 +17,8 @@ public struct EvaluationRequest: Hashable, Sendable {
     public init(
         flags: String?, accessible: String?, boundEnrollment: [String]?, operation: String?
     ) throws(KeygateError) {
-        let parsedFlags = try AccessControlFlags(parsing: flags ?? "")
+        let parsedFlags =
+            try flags.map { (text: String) throws(KeygateError) in try AccessControlFlags(parsing: text) } ?? []
         let protection = try accessible.map { (text: String) throws(KeygateError) in try ProtectionClass(parsing: text)
         }
         var control = try AccessControl(protection: protection ?? .default, flags: parsedFlags)
@@ -37,6 +38,9 @@ public struct EvaluationRequest: Hashable, Sendable {
             }
             guard op != .add else {
                 throw KeygateError(.param, "add binds the enrollment set from the context; do not give one")
+            }
+            if boundEnrollment.contains(where: { $0.trimmingSpaces().isEmpty }) {
+                throw KeygateError(.param, "the bound enrollment set has an empty template id")
             }
             guard let hash = EnrollmentSetHash(templateIDs: boundEnrollment) else {
                 throw KeygateError(.param, "the bound enrollment set must name at least one template id")

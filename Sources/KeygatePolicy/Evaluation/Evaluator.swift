@@ -7,7 +7,8 @@
 /// - delete needs no authentication (`odel(true)`);
 /// - add checks the class (deprecated `always` classes and `privateKeyUsage` are
 ///   `errSecParam`; `whenPasscodeSet` without a passcode is `errSecNotAvailable`; locked is
-///   `errSecInteractionNotAllowed`) and binds `biometryCurrentSet` to the enrolled set
+///   `errSecInteractionNotAllowed`, except that without a passcode no class key is locked)
+///   and binds `biometryCurrentSet` to the enrolled set
 ///   (no biometry, or nothing enrolled, is `errSecAuthFailed`);
 /// - read and update: a `whenPasscodeSet` item after the passcode is removed, and a
 ///   `biometryCurrentSet` item whose bound set changed, are `errSecItemNotFound` (the item is
@@ -16,7 +17,9 @@
 ///   satisfied, the decision is `authenticate` with exactly the factor combinations that
 ///   would satisfy it, or `errSecInteractionNotAllowed` when prompting is not allowed, or
 ///   `errSecAuthFailed` when no combination is possible (biometry locked out, not enrolled
-///   or absent for a biometry-only tree; `userPresence` falls back to the passcode).
+///   or absent for a biometry-only tree; `userPresence` falls back to the passcode). A read
+///   with `skip` leaves out every item that is not yet satisfied (`errSecItemNotFound`),
+///   whether or not its factors could be used.
 ///
 /// A proof is fresh when its age in whole seconds is at most the reuse window (as in the
 /// `keygate evaluate` context file, where `secondsAgo ≤ reuseSeconds`): so a proof made for
@@ -182,25 +185,29 @@ public struct Evaluator: Sendable {
             if required > 0 { reasons.append(.thresholdMet(satisfied: Int8(satisfied), required: Int8(required))) }
             return Decision(.allow, reasons: reasons)
         }
-        if needed > candidates.count {
+        let unreachable = needed > candidates.count
+        if unreachable {
             reasons.append(
                 .thresholdUnreachable(possible: Int8(satisfied + candidates.count), required: Int8(required)))
+        }
+        if state.interaction == .skip {
+            // The item needs authentication, so it is left out of the result; alone, that is
+            // "not found" (spec §5, §6.1). Apple's server drops such rows before
+            // LocalAuthentication runs, so a factor that cannot be used (no sensor, nothing
+            // enrolled, locked out) or an invalidated context changes nothing.
+            reasons.append(.interactionNotAllowed(.skip))
+            return Decision(.deny(.itemNotFound), reasons: reasons)
+        }
+        if unreachable {
             return Decision(.deny(.authFailed), reasons: reasons)
         }
         if state.isInvalidated {
             reasons.append(.contextInvalidated)
             return Decision(.deny(.authFailed), reasons: reasons)
         }
-        switch state.interaction {
-        case .allow:
-            break
-        case .fail:
+        if state.interaction == .fail {
             reasons.append(.interactionNotAllowed(.fail))
             return Decision(.deny(.interactionNotAllowed), reasons: reasons)
-        case .skip:
-            // The item is left out of the result; alone, that is "not found" (spec §5, §6.1).
-            reasons.append(.interactionNotAllowed(.skip))
-            return Decision(.deny(.itemNotFound), reasons: reasons)
         }
         let requirement = Self.requirement(
             choosing: needed, from: candidates, state: state, now: now, plus: passwordNeeded ? .applicationPassword : []
@@ -209,13 +216,21 @@ public struct Evaluator: Sendable {
     }
 
     /// Denies when the protection class's key is unavailable; records the check either way.
+    ///
+    /// Without a passcode the class keys are not protected by one, so locking the device
+    /// (or not having unlocked it since boot) makes no `whenUnlocked` or `afterFirstUnlock`
+    /// class unavailable. `whenPasscodeSet` never gets here without a passcode: its items are
+    /// gone (read, update) or cannot be added.
     private func classCheck(
         _ protection: ProtectionClass, state: AuthenticationState, reasons: inout DecisionReasons
     ) -> Decision? {
+        let device = state.device
         let why: DecisionReason.ClassUnavailability? =
             switch protection.availability {
-            case .whenUnlockedWithPasscode, .whenUnlocked: state.device.isLocked ? .deviceLocked : nil
-            case .afterFirstUnlock: state.device.hasBeenUnlockedSinceBoot ? nil : .notUnlockedSinceBoot
+            case .whenUnlockedWithPasscode: device.isLocked ? .deviceLocked : nil
+            case .whenUnlocked: device.isLocked && device.isPasscodeSet ? .deviceLocked : nil
+            case .afterFirstUnlock:
+                device.hasBeenUnlockedSinceBoot || !device.isPasscodeSet ? nil : .notUnlockedSinceBoot
             case .always: nil
             }
         if let why {

@@ -58,8 +58,9 @@ enum BackupCommands {
     }
 
     @Sendable static func `import`(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        await ItemCommands.run(words, options: importOptions, required: [], positionals: 1, help: importHelp, global: global)
-        {
+        await ItemCommands.run(
+            words, options: importOptions, required: [], positionals: 1, help: importHelp, global: global
+        ) {
             arguments, session in
             guard let path = arguments.positionals.first else {
                 throw Arguments.UsageError(message: "missing the backup FILE")

@@ -64,7 +64,8 @@ enum ItemCommands {
         usage: keygate list [--service S] [--account A] [--access-group G]
 
         Prints one JSON object a line per item: its attributes, never its value. Never asks
-        for a proof.
+        for a proof. Non-ASCII characters are written as \\uXXXX escapes, so names that differ
+        only in their bytes (NFC and NFD forms) are told apart.
 
         \(Arguments.helpLines(listOptions))
         """
@@ -206,8 +207,34 @@ enum ItemCommands {
 }
 
 /// The JSON line `keygate list` prints for an item: attributes only.
+///
+/// Names are bytes, never normalised (as Apple compares them), so `caf\u{E9}` (NFC) and
+/// `cafe\u{301}` (NFD) are two items. Every non-ASCII character is written as a `\uXXXX`
+/// escape, so the two forms look different on screen while any JSON reader gets the exact
+/// string back.
 enum ItemJSON {
     static func line(_ attributes: ItemAttributes) -> String {
+        asciiOnly(render(attributes))
+    }
+
+    /// JSON text with every non-ASCII character escaped (UTF-16 units, as JSON spells them).
+    /// Outside strings JSON text is ASCII, so only string contents change.
+    static func asciiOnly(_ json: String) -> String {
+        var out = ""
+        for scalar in json.unicodeScalars {
+            if scalar.isASCII {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 {
+                let hex = String(unit, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+        }
+        return out
+    }
+
+    private static func render(_ attributes: ItemAttributes) -> String {
         let control = attributes.accessControl
         return JSONValue.object([
             JSONMember("service", .string(attributes.identity.service)),

@@ -9,10 +9,12 @@ import KeygatePolicy
 ///   overrides it.
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the runtime directory.
-/// - **Biometry**: `fprintd-list` when fprintd is installed and has a reader, else the
-///   enrollment file named by `KEYGATE_ENROLLMENT_FILE` (one template id a line); the set's
-///   hash is the enrollment-set hash, an empty set means nothing enrolled, no source means no
-///   sensor. fprintd lists finger names only, so re-enrolling the same finger is not seen.
+/// - **Biometry**: ``EnrollmentSource``: the file named by `KEYGATE_ENROLLMENT_FILE` (one
+///   template id a line) when set, else `fprintd-list` when fprintd is installed; the set's
+///   hash is the enrollment-set hash. Only a readable, non-empty set makes biometry
+///   available; a missing, unreadable or empty source means no usable sensor, which never
+///   invalidates an item. fprintd lists finger names only, so re-enrolling the same finger
+///   is not seen.
 /// - **Passcode**: the account password; always considered set (PAM checks it).
 struct LinuxDevice: DeviceStateSource {
     enum Mode: String, CaseIterable {
@@ -33,11 +35,18 @@ struct LinuxDevice: DeviceStateSource {
         case .logind: locked = Self.logindLocked()
         }
         bootRecorded = runtime?.bootRecorded ?? false
-        let (available, enrollment) = try Self.biometry()
+        let enrollment: EnrollmentSetHash?
+        switch EnrollmentSource.read() {
+        case .enrolled(let hash):
+            enrollment = hash
+        case .unavailable(let why):
+            enrollment = nil
+            if let why { Console.err("keygate: warning: \(why); biometry is unavailable") }
+        }
         snapshotValue = DeviceSnapshot(
             device: DeviceState(
                 isLocked: locked, hasBeenUnlockedSinceBoot: !locked || bootRecorded, isPasscodeSet: true),
-            biometryAvailable: available, enrollment: enrollment)
+            biometryAvailable: enrollment != nil, enrollment: enrollment)
     }
 
     /// True when this process's logind session says it is locked. No session, or no logind
@@ -49,41 +58,6 @@ struct LinuxDevice: DeviceStateSource {
             let output = run(loginctl, ["show-session", session, "--property=LockedHint", "--value"])
         else { return false }
         return output.trimmingCharacters(in: .whitespacesAndNewlines) != "no"
-    }
-
-    /// Whether a sensor is there, and the enrolled set's hash.
-    static func biometry() throws(KeygateError) -> (Bool, EnrollmentSetHash?) {
-        if let fprintd = fprintdEnrollment() { return fprintd }
-        if let path = ProcessInfo.processInfo.environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
-            guard FileManager.default.fileExists(atPath: path) else { return (true, nil) }
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw KeygateError(.notAvailable, "cannot read the enrollment file \(path)")
-            }
-            let ids = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-            return (true, EnrollmentSetHash(templateIDs: ids))
-        }
-        return (false, nil)
-    }
-
-    /// The reader and enrolled fingers from fprintd, when fprintd is installed and answers.
-    static func fprintdEnrollment() -> (Bool, EnrollmentSetHash?)? {
-        guard let fprintd = which("fprintd-list"), let user = try? currentUserName(),
-            let output = run(fprintd, [user])
-        else { return nil }
-        if output.contains("No devices available") { return nil }
-        var device = ""
-        var fingers: [String] = []
-        for line in output.split(separator: "\n") {
-            if line.hasPrefix("Fingerprints for user"), let on = line.range(of: " on ") {
-                device = String(line[on.upperBound...])
-            } else if let hash = line.range(of: "#"),
-                let colon = line.range(of: ": ", range: hash.upperBound..<line.endIndex)
-            {
-                fingers.append(device + "/" + line[colon.upperBound...].trimmingCharacters(in: .whitespaces))
-            }
-        }
-        return (true, EnrollmentSetHash(templateIDs: fingers))
     }
 
     static func currentUserName() throws -> String {
