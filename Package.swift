@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "Keygate", targets: ["Keygate"]),
+        .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
     ],
@@ -31,10 +32,14 @@ let package = Package(
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateStore"]),
+        // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
+        // standard paths, askpass, and the one-call setup for apps.
+        .target(name: "KeygateLinux", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
         // Test support shipped to users: decision corpus runner, fixtures.
-        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"]),
+        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
         // The command-line tool.
-        .executableTarget(name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
+        .executableTarget(
+            name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(
@@ -49,6 +54,7 @@ let package = Package(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
+        .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting"]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
     ],
     swiftLanguageModes: [.v6]

@@ -37,6 +37,10 @@ public final class Keychain: Sendable {
     /// Where failed authentication attempts are counted, for every call and every context
     /// (five failures lock a factor out whichever contexts they happened in).
     public let attempts: any AttemptLedger
+    /// The interaction policy of the fresh context a call without one gets: `fail` for a
+    /// keychain that has nobody to ask, so a read that needs a proof is
+    /// `errSecInteractionNotAllowed` at once.
+    public let defaultInteraction: InteractionPolicy
     /// Records every decision and authentication attempt; when required, a decision whose
     /// record cannot be written is denied.
     public let auditor: Auditor
@@ -52,7 +56,8 @@ public final class Keychain: Sendable {
         store: any ItemStore, accessGroups: [String], authenticator: any Authenticator,
         evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,
         organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock(),
-        attemptLedger: (any AttemptLedger)? = nil, auditor: Auditor? = nil
+        attemptLedger: (any AttemptLedger)? = nil, defaultInteraction: InteractionPolicy = .allow,
+        auditor: Auditor? = nil
     ) {
         self.store = store
         self.accessGroups = accessGroups
@@ -62,6 +67,7 @@ public final class Keychain: Sendable {
         self.organisationPolicy = organisationPolicy
         self.clock = clock
         self.attempts = attemptLedger ?? device?.attemptLedger ?? InMemoryAttemptLedger()
+        self.defaultInteraction = defaultInteraction
         self.auditor = auditor ?? Auditor(sink: NoopAuditSink(), isRequired: false, clock: clock)
     }
 
@@ -71,7 +77,10 @@ public final class Keychain: Sendable {
     /// and ledger, and refreshed from the device.
     /// - Throws: `errSecParam` when the caller's context reads another clock.
     func context(_ given: AuthenticationContext?) throws(KeygateError) -> AuthenticationContext {
-        let context = given ?? AuthenticationContext(clock: clock, ledger: attempts)
+        let context =
+            given
+            ?? AuthenticationContext(
+                state: AuthenticationState(interaction: defaultInteraction), clock: clock, ledger: attempts)
         try context.bind(clock: clock, ledger: attempts)
         if let device { context.refresh(from: device) }
         return context

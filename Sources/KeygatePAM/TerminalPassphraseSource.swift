@@ -11,27 +11,33 @@ import Synchronization
 public final class TerminalPassphraseSource: PassphraseSource {
     private let descriptor: Int32
     private let lock = Mutex(())
+    /// The name each reason line starts with (`keygate: Read the payment token`).
+    public let label: String
 
     /// Opens the controlling terminal, or returns nil when the process has none (a service,
     /// CI): then no prompt can be shown and callers must not wait for one.
-    public static func open(path: String = "/dev/tty") -> TerminalPassphraseSource? {
+    /// - Parameter label: the program name shown before each reason (default `keygate`).
+    public static func open(path: String = "/dev/tty", label: String = "keygate") -> TerminalPassphraseSource? {
         let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         guard isatty(descriptor) == 1 else {
             close(descriptor)
             return nil
         }
-        return TerminalPassphraseSource(descriptor: descriptor)
+        return TerminalPassphraseSource(descriptor: descriptor, label: label)
     }
 
-    private init(descriptor: Int32) { self.descriptor = descriptor }
+    private init(descriptor: Int32, label: String) {
+        self.descriptor = descriptor
+        self.label = label
+    }
 
     deinit { close(descriptor) }
 
     /// Shows the reason and the module's prompt, then reads one answer.
     public func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
         lock.withLock { _ in
-            if !prompt.reason.isEmpty { writeText("keygate: \(prompt.reason)\n") }
+            if !prompt.reason.isEmpty { writeText("\(label): \(prompt.reason)\n") }
             writeText(prompt.text)
             var saved = termios()
             guard tcgetattr(descriptor, &saved) == 0 else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateLinux
 import KeygatePAM
 import KeygatePolicy
 import KeygateStore

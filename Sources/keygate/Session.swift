@@ -1,5 +1,6 @@
 import Foundation
 import Keygate
+import KeygateLinux
 import KeygatePAM
 import KeygatePolicy
 import KeygateStore
@@ -9,7 +10,7 @@ import KeygateStore
 struct Session {
     let keychain: Keychain
     let context: AuthenticationContext
-    let runtime: RuntimeRecords?
+    let runtime: ProofRecords?
     let storePath: String
     let auditPath: String
     /// The access group the CLI uses: `keygate`, or the one an option names.
@@ -23,8 +24,9 @@ struct Session {
         auditPath = try global.auditPath()
         try Self.checkPolicies(global.policies)
         let store = try SQLiteItemStore(path: storePath)
-        runtime = RuntimeRecords.open()
-        let device = try LinuxDevice(mode: global.deviceState, runtime: runtime)
+        runtime = LinuxWiring.proofRecords()
+        let ledger = FileAttemptLedger(directory: try global.ledgerDirectory())
+        let device = LinuxWiring.device(mode: global.deviceState, records: runtime, ledger: ledger)
 
         var state = AuthenticationState(reuseSeconds: global.reuseSeconds)
         loadedProofs = global.reuseSeconds > 0 ? runtime?.proofs() ?? [] : []
@@ -32,16 +34,19 @@ struct Session {
         let source = global.passphraseSource()
         state.interaction = source == nil ? .fail : .allow
         context = AuthenticationContext(state: state)
-        context.refresh(from: device)
 
         let authenticator: any Authenticator =
-            if let source { try global.authenticator(source: source) } else { NoPromptAuthenticator() }
+            if let source {
+                try global.authenticator(source: source)
+            } else {
+                NoPromptAuthenticator(reason: "no terminal to ask on and no --passphrase-fd")
+            }
         self.accessGroup = accessGroup ?? Self.defaultGroup
         let groups =
             self.accessGroup == Self.defaultGroup ? [Self.defaultGroup] : [self.accessGroup, Self.defaultGroup]
         keychain = Keychain(
             store: store, accessGroups: groups, authenticator: authenticator, device: device,
-            attemptLedger: FileAttemptLedger(directory: try global.ledgerDirectory()),
+            attemptLedger: ledger,
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath), isRequired: true, processID: ProcessIdentity.processID,
                 userID: ProcessIdentity.userID))
@@ -76,15 +81,5 @@ struct Session {
                 "\(directory)/\(first): organisation policy files are not supported by this version of keygate; "
                     + "refusing to run without them")
         }
-    }
-}
-
-/// Stands in for PAM when no passphrase can be asked for: every proof is refused as "not
-/// interactive", so a read that needs one fails with status 7 instead of hanging.
-struct NoPromptAuthenticator: Authenticator {
-    func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
-        -> AuthenticationOutcome
-    {
-        .unavailable("no terminal to ask on and no --passphrase-fd")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateLinux
 import KeygatePolicy
 import KeygateStore
 
@@ -59,7 +60,7 @@ enum LockCommand {
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         if let status = Arguments.bare(words, help: help) { return status }
         do {
-            try RuntimeRecords.open()?.forget()
+            try LinuxWiring.proofRecords()?.forget()
             Console.err("keygate: forgot this session's proofs")
             return .success
         } catch {

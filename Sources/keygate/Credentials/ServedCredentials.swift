@@ -1,4 +1,5 @@
 import Foundation
+import KeygateLinux
 import KeygatePolicy
 import KeygateStore
 
@@ -27,7 +28,7 @@ struct ServedCredentials {
 
     /// The records of this user, or nil without a private runtime directory.
     static func open() -> ServedCredentials? {
-        guard let runtime = RuntimeRecords.open() else { return nil }
+        guard let runtime = LinuxWiring.proofRecords() else { return nil }
         return ServedCredentials(
             records: LockedFile(path: runtime.directory + "/served-\(runtime.uid).json"),
             keyPath: runtime.directory + "/served-\(runtime.uid).key")

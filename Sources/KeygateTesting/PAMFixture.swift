@@ -1,9 +1,13 @@
 import Foundation
-import KeygatePAM
-import KeygatePolicy
+public import KeygatePAM
+public import KeygatePolicy
 
-/// One throwaway PAM world per test process: a pam_wrapper service directory with every
-/// service the tests use, passdb files for the process owner, and an `other` that denies.
+/// One throwaway PAM world per test process, for testing PAM without touching `/etc/pam.d` or
+/// a real account: a pam_wrapper service directory (Debian `libpam-wrapper`) with `pam_matrix`
+/// services for the process owner, and an `other` that denies.
+///
+/// Services: `kg-passcode` (password ``passcode``), `kg-biometry` (answer ``finger``),
+/// `kg-chatty` (messages, then the passcode), `kg-denied` (never), `kg-unavailable` (no passdb).
 ///
 /// pam_wrapper copies the service directory once, at its first use in a process, so all
 /// services are written before the library is loaded. The library is loaded with dlopen
@@ -12,18 +16,25 @@ import KeygatePolicy
 /// The fixture directory, removed when the test process exits.
 nonisolated(unsafe) private var fixtureRoot: String?
 
-enum PAMFixture {
-    static let modules = "/usr/lib/x86_64-linux-gnu/pam_wrapper"
-    static let passcode = "s3cret-passcode"
-    static let finger = "finger-match"
+public enum PAMFixture {
+    /// Where Debian installs pam_wrapper's modules.
+    public static let modules = "/usr/lib/x86_64-linux-gnu/pam_wrapper"
+    /// The password of `kg-passcode` and `kg-chatty`.
+    public static let passcode = "s3cret-passcode"
+    /// The answer `kg-biometry` accepts.
+    public static let finger = "finger-match"
 
-    struct World: Sendable {
-        let directory: String
-        let library: PAMLibrary
-        let user: String
+    /// The loaded world.
+    public struct World: Sendable {
+        /// The fixture's directory.
+        public let directory: String
+        /// libpam_wrapper, loaded with dlopen.
+        public let library: PAMLibrary
+        /// The process owner, the user every service knows.
+        public let user: String
     }
 
-    static let world: Result<World, KeygateError> = {
+    private static let world: Result<World, KeygateError> = {
         do throws(KeygateError) {
             let user = try ProcessOwner.userName()
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("keygate-pam-\(getpid())").path
@@ -75,10 +86,10 @@ enum PAMFixture {
     }()
 
     /// The fixture's world, or an error that fails the calling test.
-    static func load() throws -> World { try world.get() }
+    public static func load() throws -> World { try world.get() }
 
     /// An authenticator over the fixture's services.
-    static func authenticator(
+    public static func authenticator(
         source: any PassphraseSource, passcodeService: String = "kg-passcode",
         biometryService: String = "kg-biometry", policy: AttemptPolicy = AttemptPolicy()
     ) throws -> PAMAuthenticator {

@@ -1,7 +1,7 @@
 import Foundation
 import KeygatePolicy
 
-/// Where `keygate` learns the enrolled biometric set, and the one rule it keeps: only a
+/// Where Keygate learns the enrolled biometric set, and the one rule it keeps: only a
 /// readable, non-empty set is biometry. Anything else (a missing, unreadable or empty file,
 /// something that is not a regular file, an fprintd that cannot be reached, fails or prints
 /// what it does not understand, nothing enrolled) is *biometry unavailable*: reads that need
@@ -29,11 +29,11 @@ enum EnrollmentSource {
         if let path = environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
             return file(path)
         }
-        if let fprintd = LinuxDevice.which("fprintd-list") {
-            guard let user = try? LinuxDevice.currentUserName() else {
+        if let fprintd = Subprocess.which("fprintd-list", environment: environment) {
+            guard let user = Subprocess.currentUserName() else {
                 return .unavailable(why: "no passwd entry to ask fprintd about")
             }
-            guard let output = LinuxDevice.run(fprintd, [user]) else {
+            guard let output = Subprocess.run(fprintd, [user]) else {
                 return .unavailable(why: "fprintd-list failed or did not answer")
             }
             return fprintdListing(output)

@@ -1,49 +1,47 @@
-import Foundation
+package import Foundation
+import KeygatePolicy
 
 /// A small JSON file shared by concurrent invocations: every read-modify-write happens under
 /// an exclusive `flock` on `<path>.lock`, and replaces the file atomically (0600).
-struct LockedFile {
-    let path: String
+package struct LockedFile {
+    package let path: String
+
+    /// The file at `path` (its lock is `<path>.lock`).
+    package init(path: String) { self.path = path }
 
     /// Runs `body` with the exclusive lock held; `body` must not wait for a person.
-    func withLock<T>(_ body: () throws -> T) throws -> T {
+    package func withLock<T>(_ body: () throws -> T) throws -> T {
         let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw KeygateCLIError("cannot open \(path).lock: \(String(cString: strerror(errno)))")
+            throw KeygateError(.io, "cannot open \(path).lock: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX) == 0 else { throw KeygateCLIError("cannot lock \(path).lock") }
+        guard flock(descriptor, LOCK_EX) == 0 else { throw KeygateError(.io, "cannot lock \(path).lock") }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
     }
 
     /// The file's contents, or nil when it does not exist. A file owned by someone else or
     /// readable by others is not trusted.
-    func read() throws -> Data? {
+    package func read() throws -> Data? {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         guard status.st_uid == geteuid(), status.st_mode & 0o077 == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            throw KeygateCLIError("\(path) is not a private file of this user; not trusting it")
+            throw KeygateError(.io, "\(path) is not a private file of this user; not trusting it")
         }
         return FileManager.default.contents(atPath: path)
     }
 
     /// Replaces the file's contents atomically.
-    func write(_ data: Data) throws {
+    package func write(_ data: Data) throws {
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw KeygateCLIError("cannot write \(temporary)") }
+        guard descriptor >= 0 else { throw KeygateError(.io, "cannot write \(temporary)") }
         let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
         guard written == data.count, rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw KeygateCLIError("cannot replace \(path)")
+            throw KeygateError(.io, "cannot replace \(path)")
         }
     }
-}
-
-/// A failure of the CLI's own files, reported as errSecIO.
-struct KeygateCLIError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,90 @@
+public import Foundation
+public import KeygatePolicy
+
+/// The device state on Linux, read afresh for every keychain call.
+///
+/// - **Locked**: the logind session's `LockedHint` (through `loginctl`, once per
+///   invocation). No session, or no logind that knows it (a server, a container, CI), means
+///   unlocked. ``Mode`` overrides it (the CLI's `--device-state` / `KEYGATE_DEVICE_STATE`).
+/// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
+///   boot (`/proc/sys/kernel/random/boot_id`) in the ``ProofRecords``.
+/// - **Biometry**: ``EnrollmentSource``: the file named by `KEYGATE_ENROLLMENT_FILE` (one
+///   template id a line) when set, else `fprintd-list` when fprintd is installed; the set's
+///   hash is the enrollment-set hash. Only a readable, non-empty set makes biometry
+///   available; a missing, unreadable or empty source means no usable sensor, which never
+///   invalidates an item. fprintd lists finger names only, so re-enrolling the same finger
+///   is not seen.
+/// - **Passcode**: the account password; always considered set (PAM checks it).
+public struct LinuxDevice: DeviceStateSource {
+    /// Where the lock state comes from.
+    public enum Mode: String, CaseIterable, Sendable {
+        /// The logind session's `LockedHint`.
+        case logind
+        /// Always unlocked (servers, tests).
+        case unlocked
+        /// Always locked.
+        case locked
+    }
+
+    /// Where the lock state comes from.
+    public let mode: Mode
+    /// Where a proof during this boot was recorded (unlocked since boot).
+    public let proofRecords: ProofRecords?
+    /// The failure ledger shared by every keychain over this device, when one was given.
+    public let attemptLedger: (any AttemptLedger)?
+    private let environment: [String: String]
+    private let onWarning: @Sendable (String) -> Void
+
+    /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
+    /// - Parameters:
+    ///   - mode: where the lock state comes from.
+    ///   - proofRecords: where a proof during this boot was recorded (unlocked since boot).
+    ///   - attemptLedger: the user's failure ledger, shared by every keychain over this device.
+    ///   - environment: `XDG_SESSION_ID`, `KEYGATE_ENROLLMENT_FILE` and `PATH` are read from it.
+    ///   - onWarning: told what could not be read (an unusable enrollment source), never a secret.
+    public init(
+        mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        onWarning: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.mode = mode
+        self.proofRecords = proofRecords
+        self.attemptLedger = attemptLedger
+        self.environment = environment
+        self.onWarning = onWarning
+    }
+
+    /// The state now: lock state, unlocked since boot, and the enrolled set.
+    public func snapshot() -> DeviceSnapshot {
+        let locked: Bool
+        switch mode {
+        case .unlocked: locked = false
+        case .locked: locked = true
+        case .logind: locked = Self.logindLocked(environment: environment)
+        }
+        let bootRecorded = proofRecords?.bootRecorded ?? false
+        let enrollment: EnrollmentSetHash?
+        switch EnrollmentSource.read(environment: environment) {
+        case .enrolled(let hash):
+            enrollment = hash
+        case .unavailable(let why):
+            enrollment = nil
+            if let why { onWarning("\(why); biometry is unavailable") }
+        }
+        return DeviceSnapshot(
+            device: DeviceState(
+                isLocked: locked, hasBeenUnlockedSinceBoot: !locked || bootRecorded, isPasscodeSet: true),
+            biometryAvailable: enrollment != nil, enrollment: enrollment)
+    }
+
+    /// True when this process's logind session says it is locked. No session, or no logind
+    /// that knows it (a server, a container, CI), means unlocked; a session logind knows but
+    /// whose hint is anything but "no" counts as locked.
+    static func logindLocked(environment: [String: String]) -> Bool {
+        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty,
+            let loginctl = Subprocess.which("loginctl", environment: environment),
+            let output = Subprocess.run(loginctl, ["show-session", session, "--property=LockedHint", "--value"])
+        else { return false }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines) != "no"
+    }
+}
