@@ -37,11 +37,16 @@ public struct CredentialStore: Sendable {
     }
 
     /// Stores `data` for `account`, replacing any value.
-    public func save(_ data: SecretData, account: String, context: AuthenticationContext? = nil)
-        async throws(KeygateError)
-    {
+    ///
+    /// Replacing a protected value needs the item's proof (updating decrypts): `prompt` says
+    /// why, and it is asked once per save.
+    public func save(
+        _ data: SecretData, account: String, prompt: String? = nil, context: AuthenticationContext? = nil
+    ) async throws(KeygateError) {
+        var query = query(account)
+        query.operationPrompt = prompt
         do {
-            try await keychain.update(query(account), changes: ItemChanges(data: data), context: context)
+            try await keychain.update(query, changes: ItemChanges(data: data), context: context)
             return
         } catch  where error.status == .itemNotFound {}
         do {
@@ -50,7 +55,7 @@ public struct CredentialStore: Sendable {
                 AddRequest(service: service, account: account, accessGroup: group, protection: protection, data: data),
                 context: context)
         } catch  where error.status == .duplicateItem {
-            try await keychain.update(query(account), changes: ItemChanges(data: data), context: context)
+            try await keychain.update(query, changes: ItemChanges(data: data), context: context)
         }
     }
 
@@ -68,10 +73,15 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    /// Removes the value for `account`; succeeds when there is none.
-    public func delete(account: String, context: AuthenticationContext? = nil) async throws(KeygateError) {
+    /// Removes the value for `account`; succeeds when there is none. No proof is needed
+    /// unless an organisation rule asks for one; `prompt` says why then.
+    public func delete(account: String, prompt: String? = nil, context: AuthenticationContext? = nil)
+        async throws(KeygateError)
+    {
+        var query = query(account)
+        query.operationPrompt = prompt
         do {
-            try await keychain.delete(query(account), context: context)
+            try await keychain.delete(query, context: context)
         } catch  where error.status == .itemNotFound {}
     }
 }

@@ -267,7 +267,7 @@ extension Keychain {
             throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))")
         }
         for record in found.alive {
-            let prompt = "Delete \(record.fields.identity.service)"
+            let prompt = query.operationPrompt ?? "Delete \(record.fields.identity.service)"
             _ = try await gate(
                 record.fields.accessControl, .delete, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt)

@@ -10,7 +10,7 @@ import Synchronization
 public final class SimulatedDevice: DeviceStateSource {
     private struct State {
         var device = DeviceState()
-        var biometryAvailable = true
+        var biometryAvailable = false
         var templates: Set<String> = []
     }
 
@@ -20,9 +20,11 @@ public final class SimulatedDevice: DeviceStateSource {
     /// The device-wide failure ledger.
     public var attemptLedger: (any AttemptLedger)? { ledger }
 
-    /// An unlocked device with a passcode and a sensor, with `enrolled` templates.
-    public init(enrolled: Set<String> = ["right-index"], biometryAvailable: Bool = true) {
-        state = Mutex(State(biometryAvailable: biometryAvailable, templates: enrolled))
+    /// An unlocked device with a passcode and `enrolled` templates. Like a Linux machine without
+    /// fprintd, the default has no biometry: no sensor and nothing enrolled. A device with
+    /// templates has a sensor unless `biometryAvailable` says otherwise.
+    public init(enrolled: Set<String> = [], biometryAvailable: Bool? = nil) {
+        state = Mutex(State(biometryAvailable: biometryAvailable ?? !enrolled.isEmpty, templates: enrolled))
     }
 
     /// The current state.

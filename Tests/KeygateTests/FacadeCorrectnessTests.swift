@@ -271,3 +271,34 @@ private struct FailingAuditSink: AuditSink {
         }
     }
 }
+
+/// The app-facing conveniences of the real-users issue.
+@Suite struct AppConvenienceTests {
+    @Test(arguments: Backend.allCases)
+    func savingOverAProtectedValueAsksOnceWithThePromptGiven(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        let presence = try AccessControl(protection: .whenUnlocked, flags: .userPresence)
+        let tokens = CredentialStore(keychain: fixture.keychain, service: "api", accessControl: presence)
+        try await tokens.save(SecretData("one"), account: "me")
+        #expect(fixture.authenticator.prompts.isEmpty, "adding needs no proof")
+        try await tokens.save(SecretData("two"), account: "me", prompt: "Replace the token")
+        #expect(fixture.authenticator.prompts.map(\.text) == ["Replace the token"])
+        try await tokens.delete(account: "me", prompt: "Forget the token")
+        #expect(fixture.authenticator.prompts.count == 1, "delete needs no proof")
+    }
+
+    @Test func secretDataConvertsFromAndToDataAndUTF8() {
+        let secret = SecretData(Data([0x68, 0x69]))
+        #expect(secret.utf8String() == "hi")
+        #expect(secret.dataCopy() == Data("hi".utf8))
+        #expect(SecretData(bytes: [0xFF]).utf8String() == nil)
+        #expect("\(secret)" == "<SecretData: 2 bytes>")
+    }
+
+    @Test func aSimulatedDeviceHasNoBiometryByDefaultAsALinuxMachineWithoutFprintd() {
+        let plain = SimulatedDevice().snapshot()
+        #expect(!plain.biometryAvailable && plain.enrollment == nil)
+        let enrolled = SimulatedDevice(enrolled: ["right-index"]).snapshot()
+        #expect(enrolled.biometryAvailable && enrolled.enrollment != nil)
+    }
+}

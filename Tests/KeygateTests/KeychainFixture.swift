@@ -13,7 +13,7 @@ enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
 /// A keychain over a fresh store, a simulated device and a scripted authenticator.
 final class KeychainFixture: @unchecked Sendable {
     let store: any ItemStore
-    let device = SimulatedDevice()
+    let device = SimulatedDevice(enrolled: ["right-index"])
     let authenticator = ScriptedAuthenticator()
     let clock = ManualClock()
     let keychain: Keychain
