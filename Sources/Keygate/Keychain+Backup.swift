@@ -26,7 +26,7 @@ extension Keychain {
             case .allowed:
                 guard
                     try await review(
-                        .read, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
+                        .export, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
                 else { continue }
                 do {
                     entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
@@ -70,7 +70,7 @@ extension Keychain {
                     prompt: "Import a backup", audited: .import)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
-            try await review(.add, fields, context: context, interaction: .fail, prompt: "Import a backup")
+            try await review(.import, fields, context: context, interaction: .fail, prompt: "Import a backup")
             items.append(NewItem(fields: fields, data: entry.data))
         }
         do {

@@ -84,6 +84,13 @@ extension Keychain {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
+                guard
+                    try await review(
+                        .list, fields, context: context, interaction: interaction,
+                        prompt: "List \(fields.identity.service)")
+                else {
+                    continue
+                }
                 try auditor.record(
                     AuditEvent(
                         kind: .read, item: Self.auditItem(fields.identity),
@@ -182,7 +189,9 @@ extension Keychain {
             case .skipped, .invalidated: continue
             case .allowed: break
             }
-            try await review(.update, record.fields, context: context, interaction: interaction, prompt: prompt)
+            var reviewed = record.fields  // rules see the access control the item will have
+            if let newControl { reviewed.accessControl = newControl }
+            try await review(.update, reviewed, context: context, interaction: interaction, prompt: prompt)
             if let control = newControl {
                 // A new class or access control must be one an add would accept now.
                 guard

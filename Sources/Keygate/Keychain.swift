@@ -71,11 +71,11 @@ public final class Keychain: Sendable {
         guard !accessGroups.isEmpty else {
             throw KeygateError(.missingEntitlement, "the caller has no keychain access groups")
         }
-        guard let named else { return accessGroups }
+        guard let named else { return try entitledGroups(accessGroups, named: false) }
         guard accessGroups.contains(named) else {
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(named)'")
         }
-        return [named]
+        return try entitledGroups([named], named: true)
     }
 
     /// The effective interaction policy of a call: `skip` from the query, else `fail` if the
@@ -196,54 +196,6 @@ public final class Keychain: Sendable {
             AuditEvent(
                 kind: kind, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
                 status: error.status, reasons: ["store: \(error.message)"]))
-    }
-
-    /// Applies the organisation policy to one item; may prove an extra requirement.
-    /// - Returns: false when the rule needs a prompt and the call says `skip` (leave the item out).
-    @discardableResult
-    func review(
-        _ operation: Operation, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
-        prompt: String
-    ) async throws(KeygateError) -> Bool {
-        let verdict = organisationPolicy.review(operation, item: fields)
-        switch verdict {
-        case .proceed:
-            return true
-        case .deny(let rule, let reason):
-            let error = KeygateError(
-                .deniedByPolicy, "\(operation) of \(fields.identity) denied by rule '\(rule)': \(reason)")
-            try auditor.record(
-                AuditEvent(
-                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
-                    accessControl: fields.accessControl.textForm, ruleIDs: [rule], decision: "deny",
-                    status: error.status,
-                    reasons: ["organisationRule: \(reason)"]))
-            throw error
-        case .require(let requirement, let rule):
-            let state = context.state
-            let now = context.clock.now()
-            let satisfied = requirement.isSatisfied(by: state.freshFactors(at: now))
-            try auditor.record(
-                AuditEvent(
-                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
-                    accessControl: fields.accessControl.textForm, ruleIDs: [rule],
-                    decision: satisfied ? "allow" : "authenticate",
-                    reasons: ["organisationRule: needs \(requirement)"],
-                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
-            if satisfied { return true }
-            switch interaction {
-            case .allow: break
-            case .skip: return false
-            case .fail:
-                throw KeygateError(
-                    .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
-            }
-            let outcome = await authenticate(requirement, prompt: prompt, item: fields.identity, context: context)
-            guard case .proved = outcome else {
-                throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
-            }
-            return true
-        }
     }
 
     /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.
