@@ -19,6 +19,7 @@ extension Keychain {
         var entries: [BackupArchive.Entry] = []
         for record in try candidates(query, context: context)
         where !record.fields.accessControl.protection.isThisDeviceOnly {
+            try refuseEarly(.export, record.fields)
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: "Export a backup", audited: .export)
@@ -64,6 +65,9 @@ extension Keychain {
             if control.boundEnrollment != nil {
                 control = try AccessControl(protection: control.protection, flags: control.flags)
             }
+            var reviewed = fields
+            reviewed.accessControl = control
+            try refuseEarly(.import, reviewed)
             guard
                 case .allowed(let decision) = try await gate(
                     control, .add, item: fields.identity, context: context, interaction: .fail,

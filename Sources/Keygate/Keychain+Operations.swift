@@ -35,6 +35,11 @@ extension Keychain {
             synchronizable: request.synchronizable)
         let interaction = Self.interaction(request.authenticationUI, context)
         let prompt = "Add \(identity.service)"
+        try refuseEarly(
+            .add,
+            ItemFields(
+                identity: identity, label: request.label, generic: request.generic, accessControl: control,
+                created: clock.now(), modified: clock.now()))
         guard
             case .allowed(let decision) = try await gate(
                 control, .add, item: identity, context: context, interaction: interaction, prompt: prompt)
@@ -101,6 +106,7 @@ extension Keychain {
             }
             try refuseDamaged(record, .read)
             let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
+            try refuseEarly(.read, fields)
             switch try await gate(
                 fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
                 prompt: prompt)
@@ -182,6 +188,9 @@ extension Keychain {
         for (record, planned, newControl) in planned {
             var updated = planned
             let prompt = query.operationPrompt ?? "Update \(record.fields.identity.service)"
+            var reviewed = record.fields  // rules see the access control the item will have
+            if let newControl { reviewed.accessControl = newControl }
+            try refuseEarly(.update, reviewed)
             switch try await gate(
                 record.fields.accessControl, .update, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt)
@@ -189,8 +198,6 @@ extension Keychain {
             case .skipped, .invalidated: continue
             case .allowed: break
             }
-            var reviewed = record.fields  // rules see the access control the item will have
-            if let newControl { reviewed.accessControl = newControl }
             try await review(.update, reviewed, context: context, interaction: interaction, prompt: prompt)
             if let control = newControl {
                 // A new class or access control must be one an add would accept now.

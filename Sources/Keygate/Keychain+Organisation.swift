@@ -31,6 +31,19 @@ extension Keychain {
         }
     }
 
+    /// Refuses before anything else is decided or anyone is asked for a proof, when a rule
+    /// forbids the operation (any matching forbid wins) or the item is below a minimum.
+    func refuseEarly(_ action: PolicyAction, _ fields: ItemFields) throws(KeygateError) {
+        switch organisationPolicy.review(action, item: fields) {
+        case .deny(let rule, let reason):
+            try refuse(action, fields, ruleIDs: [rule], status: .deniedByPolicy, reason: reason)
+        case .refuse(let ruleIDs, let status, let reason):
+            try refuse(action, fields, ruleIDs: ruleIDs, status: status, reason: reason)
+        case .proceed, .require, .conditions:
+            return
+        }
+    }
+
     /// Audits and throws a refusal naming the rules.
     private func refuse(
         _ action: PolicyAction, _ fields: ItemFields, ruleIDs: [String], status: KeygateStatus, reason: String

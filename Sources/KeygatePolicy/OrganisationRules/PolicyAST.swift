@@ -152,9 +152,13 @@ public struct PolicyGrant: Codable, Hashable, Sendable {
     /// Where the grant starts.
     public var location: SourceLocation?
 
-    /// The grant's id in explanations and audit records: `grant:<group>` plus its line when known.
+    /// The grant's id in explanations and audit records: `grant:<group>`, plus `@<file name>:<line>`
+    /// when known (the file's last path component, so the id does not depend on where it is installed).
     public var id: String {
-        if let location { return "grant:\(accessGroup)@\(location.file):\(location.line)" }
+        if let location {
+            let name = location.file.split(separator: "/").last.map(String.init) ?? location.file
+            return "grant:\(accessGroup)@\(name):\(location.line)"
+        }
         return "grant:\(accessGroup)"
     }
 
