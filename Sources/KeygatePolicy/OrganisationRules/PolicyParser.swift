@@ -166,7 +166,7 @@ public enum PolicyParser {
         }
 
         mutating func selector() throws(PolicyParseError) -> PolicySelector {
-            let start = take()
+            position += 1  // match
             guard current.kind == .word, let field = PolicySelector.Field(rawValue: current.text) else {
                 throw expected(
                     "a field (" + PolicySelector.Field.allCases.map(\.rawValue).joined(separator: ", ") + ")")
@@ -187,7 +187,6 @@ public enum PolicyParser {
                 }
                 patterns.append(token.text)
             } while consumeComma()
-            _ = start
             return PolicySelector(field: field, patterns: patterns)
         }
 
