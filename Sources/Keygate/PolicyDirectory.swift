@@ -31,7 +31,16 @@ public enum PolicyDirectory {
         }
         if path.hasSuffix(".json") {
             do {
-                return try JSONDecoder().decode(PolicyDocument.self, from: data)
+                // JSON carries no positions: errors name the file (line 0 means unknown).
+                var document = try JSONDecoder().decode(PolicyDocument.self, from: data)
+                let unknown = SourceLocation(file: path, line: 0, column: 0)
+                for index in document.rules.indices where document.rules[index].location == nil {
+                    document.rules[index].location = unknown
+                }
+                for index in document.grants.indices where document.grants[index].location == nil {
+                    document.grants[index].location = unknown
+                }
+                return document
             } catch {
                 throw KeygateError(.param, "\(path): invalid JSON policy: \(error)")
             }

@@ -65,6 +65,43 @@ import Testing
         #expect(try world.run(["--policies", other, "list"]).status == 0)
     }
 
+    @Test func grantsApplyToTheCurrentExecutable() throws {
+        let world = try CLIWorld()
+        let policies = try Self.directory(
+            world, ["grants.policy": "grant access-group \"keygate\" to program \"/usr/bin/someone-else\""])
+        let refused = try world.run(
+            ["--policies", policies, "add", "--service", "api", "--account", "me"],
+            stdin: Data("v".utf8))
+        #expect(refused.lastErrorLine.contains("errSecMissingEntitlement -34018"), "\(refused.stderr)")
+        let trail = try String(contentsOfFile: world.audit, encoding: .utf8)
+        #expect(trail.contains("\"op\": \"entitlement\""))
+        #expect(trail.contains("grant:keygate@grants.policy:1"))
+        let binary = KeygateBinary.url.resolvingSymlinksInPath().path
+        let allowed = try Self.directory(
+            world, ["grants.policy": "grant access-group \"keygate\" to program \"\(binary)\""])
+        #expect(
+            try world.run(
+                ["--policies", allowed, "add", "--service", "api", "--account", "me"],
+                stdin: Data("v".utf8)
+            ).status == 0)
+    }
+
+    @Test func explainWithAContextEvaluatesTheItemUnderTheBound() throws {
+        let world = try CLIWorld()
+        let context = try world.directory.file(
+            "ctx.json", contents: #"{"proofs": [{"factor": "passcode", "secondsAgo": 45}], "reuseSeconds": 300}"#)
+        let result = try world.run([
+            "--policies", Self.shipped + "/examples", "policy", "explain", "--service", "com.example.pay.card",
+            "--account", "me", "--operation", "read", "--access-group", "pay", "--access-control", "devicePasscode",
+            "--accessible", "whenUnlockedThisDeviceOnly", "--context", context,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(json["combinedRequirement"] as? [String] == ["passcode"], "a 45 s old proof is over the 30 s bound")
+        let item = try #require(json["item"] as? [String: Any])
+        #expect(item["decision"] as? String == "authenticate")
+    }
+
     @Test func userPoliciesApplyByDefault() throws {
         let world = try CLIWorld()
         let config = world.directory.url.appendingPathComponent("config").path

@@ -33,8 +33,8 @@ public struct SourceLocation: Codable, Hashable, Sendable, CustomStringConvertib
         self.column = column
     }
 
-    /// `file:line:column`.
-    public var description: String { "\(file):\(line):\(column)" }
+    /// `file:line:column`, or the file alone when the line is unknown (0, as for JSON).
+    public var description: String { line > 0 ? "\(file):\(line):\(column)" : file }
 }
 
 /// An operation a rule can name. It extends ``Operation`` with the operations that act on
@@ -157,7 +157,7 @@ public struct PolicyGrant: Codable, Hashable, Sendable {
     public var id: String {
         if let location {
             let name = location.file.split(separator: "/").last.map(String.init) ?? location.file
-            return "grant:\(accessGroup)@\(name):\(location.line)"
+            return "grant:\(accessGroup)@\(name)" + (location.line > 0 ? ":\(location.line)" : "")
         }
         return "grant:\(accessGroup)"
     }
