@@ -81,3 +81,30 @@ public enum PolicyDirectory {
         PolicyValidator.validate(set.document).warnings.map(\.description)
     }
 }
+
+extension PolicyStore {
+    /// Reloads from `paths` (see ``PolicyDirectory/load(_:)``): the whole new set is put in
+    /// force, or, on any error, the old one stays and the error is thrown. The outcome is
+    /// audited (`policyReload`) when an auditor is given; a reload whose record cannot be
+    /// written is not applied.
+    public func reload(from paths: [String], auditor: Auditor? = nil) throws(KeygateError) {
+        let next: PolicySet
+        do throws(KeygateError) {
+            next = try PolicyDirectory.load(paths)
+        } catch {
+            try auditor?.record(
+                AuditEvent(
+                    kind: .policyReload, decision: "deny", status: error.status,
+                    reasons: ["kept the \(policies.ruleCount) rules in force: \(error.message)"]))
+            throw error
+        }
+        try auditor?.record(
+            AuditEvent(
+                kind: .policyReload, ruleIDs: next.document.rules.map(\.name), decision: "allow",
+                reasons: [
+                    "\(next.ruleCount) rules, \(next.document.grants.count) grants from "
+                        + paths.joined(separator: ", ")
+                ]))
+        replace(with: next)
+    }
+}

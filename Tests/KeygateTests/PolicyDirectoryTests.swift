@@ -1,6 +1,7 @@
 import Foundation
 import Keygate
 import KeygatePolicy
+import KeygateTesting
 import Testing
 
 /// Loading a directory: every .policy and .policy.json file in a stable order, all or nothing.
@@ -47,5 +48,22 @@ import Testing
         try write("b.policy.json", "{")
         #expect(throws: KeygateError.self) { try PolicyDirectory.load([directory]) }
         #expect(try PolicyDirectory.load([directory + "/missing"]).ruleCount == 0)
+    }
+
+    @Test func reloadSwapsTheWholeSetOrKeepsTheOldAndAuditsIt() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try write("a.policy", "rule \"one\" { forbid export }")
+        let audit = AuditRecorder()
+        let store = PolicyStore()
+        try store.reload(from: [directory], auditor: Auditor(sink: audit))
+        #expect(store.policies.document.rules.map(\.name) == ["one"])
+        try write("b.policy", "rule \"two\" { forbid export }\nrule \"three\" { on read require fresh 1h }")
+        #expect(throws: KeygateError.self) { try store.reload(from: [directory], auditor: Auditor(sink: audit)) }
+        #expect(store.policies.document.rules.map(\.name) == ["one"], "never a half-loaded set")
+        #expect(audit.records.map(\.event.kind) == [.policyReload, .policyReload])
+        #expect(audit.records.map(\.event.decision) == ["allow", "deny"])
+        #expect(
+            audit.records[1].event.reasons[0].contains(
+                "b.policy:2:38: expected a duration such as 30s or 2m, found '1h'"))
     }
 }

@@ -22,4 +22,9 @@ public final class PolicyStore: Sendable {
         let next = try PolicySet(files: files)
         current.withLock { $0 = next }
     }
+
+    /// Puts `set` in force (it is already validated, being a ``PolicySet``).
+    public func replace(with set: PolicySet) {
+        current.withLock { $0 = set }
+    }
 }
