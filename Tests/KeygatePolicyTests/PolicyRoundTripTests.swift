@@ -66,3 +66,32 @@ import Testing
         #expect(try JSONDecoder().decode(PolicyDocument.self, from: json) == parsed)
     }
 }
+
+/// Damaged files (a crash half-way, another writer) never crash the parser: each either
+/// parses or fails with a position inside the file.
+@Suite struct PolicyParserRobustnessTests {
+    @Test(arguments: 0..<300)
+    func mutatedTextParsesOrFailsAtAPosition(seed: Int) {
+        var g = PolicyRoundTripTests.Generator(state: UInt64(seed) &* 7919)
+        var scalars = Array(PolicyParserTests.example.unicodeScalars)
+        for _ in 0...g.below(4) {
+            let at = g.below(scalars.count)
+            switch g.below(3) {
+            case 0: scalars.remove(at: at)
+            case 1: scalars.insert(g.pick(["\"", "{", "}", ",", "+", "#", "\n", "é", "\u{0}", "x"]), at: at)
+            default: scalars = Array(scalars[..<at])  // cut off, as by a crash half-way
+            }
+            if scalars.isEmpty { break }
+        }
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        do {
+            _ = try PolicySet(files: [("m.policy", text)])
+        } catch {
+            #expect(error.location.file == "m.policy")
+            #expect(error.location.line >= 1 && error.location.line <= lines.count, "\(error)")
+            #expect(error.location.column >= 1, "\(error)")
+        }
+    }
+}
