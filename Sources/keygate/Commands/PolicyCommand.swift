@@ -37,9 +37,12 @@ enum PolicyCommand {
     ]
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        guard let sub = words.first, sub != "--help", sub != "-h" else {
+        guard let sub = words.first else {
+            return KeygateCommand.fail(usage: Arguments.UsageError(message: "missing policy command"), help: help)
+        }
+        if sub == "--help" || sub == "-h" {
             Console.out(help)
-            return words.isEmpty ? .usage : .success
+            return .success
         }
         switch sub {
         case "check": return check(global, words.dropFirst())
