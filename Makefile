@@ -5,7 +5,7 @@
 SWIFT ?= swift
 DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps
 
-.PHONY: demo test deps build lint format bench
+.PHONY: demo test deps build lint format bench policy-test
 
 deps:
 	@missing=""; \
@@ -45,3 +45,9 @@ bench:
 	.build/release/keygate-bench-pam
 	$(SWIFT) build -c release --product keygate-bench-evaluator
 	.build/release/keygate-bench-evaluator
+
+# The shipped organisation policies: validate them and run their policy test files.
+policy-test:
+	$(SWIFT) build --product keygate
+	.build/debug/keygate policy check Policies/default.policy Policies/examples
+	.build/debug/keygate policy test Policies/*.tests.json Policies/examples/*.tests.json

@@ -86,3 +86,15 @@ for (index, row) in rows.enumerated() {
     if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
 }
 print("\n\(iterations) decisions per row; baseline: the 100 ns per decision budget (checksum \(sink % 10)).")
+
+// Organisation rules (see PolicyRows.swift).
+let policyTable = policyRows(iterations: max(iterations / 100, 1_000))
+let policyWidths = policyTable[0].indices.map { column in policyTable.map { $0[column].count }.max()! }
+print("")
+for (index, row) in policyTable.enumerated() {
+    print(
+        row.enumerated().map { $1 + String(repeating: " ", count: policyWidths[$0] - $1.count) }.joined(separator: "  ")
+    )
+    if index == 0 { print(policyWidths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+}
+print("\nOrganisation rules: \(max(iterations / 100, 1_000)) decisions per row; baseline: the 10-rule row.")

@@ -25,6 +25,7 @@ extension Keychain {
         var entries: [BackupArchive.Entry] = []
         for record in try candidates(filter, context: context).alive
         where !record.fields.accessControl.protection.isThisDeviceOnly {
+            try refuseEarly(.export, record.fields)
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: "Export a backup", audited: .export)
@@ -32,7 +33,7 @@ extension Keychain {
             case .allowed:
                 guard
                     try await review(
-                        .read, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
+                        .export, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
                 else { continue }
                 do {
                     entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
@@ -82,13 +83,16 @@ extension Keychain {
             if control.boundEnrollment != nil {
                 control = try AccessControl(protection: control.protection, flags: control.flags)
             }
+            var reviewed = fields
+            reviewed.accessControl = control
+            try refuseEarly(.import, reviewed)
             guard
                 case .allowed(let decision) = try await gate(
                     control, .add, item: fields.identity, context: context, interaction: .fail,
                     prompt: "Import a backup", audited: .import)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
-            try await review(.add, fields, context: context, interaction: .fail, prompt: "Import a backup")
+            try await review(.import, fields, context: context, interaction: .fail, prompt: "Import a backup")
             items.append(NewItem(fields: fields, data: entry.data))
         }
         do {

@@ -37,6 +37,11 @@ extension Keychain {
             synchronizable: request.synchronizable)
         let interaction = Self.interaction(request.authenticationUI, context)
         let prompt = "Add \(identity.service)"
+        try refuseEarly(
+            .add,
+            ItemFields(
+                identity: identity, label: request.label, generic: request.generic, accessControl: control,
+                created: clock.now(), modified: clock.now()))
         guard
             case .allowed(let decision) = try await gate(
                 control, .add, item: identity, context: context, interaction: interaction, prompt: prompt)
@@ -93,6 +98,13 @@ extension Keychain {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
+                guard
+                    try await review(
+                        .list, fields, context: context, interaction: interaction,
+                        prompt: "List \(fields.identity.service)")
+                else {
+                    continue
+                }
                 try auditor.record(
                     AuditEvent(
                         kind: .read, item: Self.auditItem(fields.identity),
@@ -103,6 +115,7 @@ extension Keychain {
             }
             try refuseDamaged(record, .read)
             let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
+            try refuseEarly(.read, fields)
             switch try await gate(
                 fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
                 prompt: prompt)
@@ -202,6 +215,9 @@ extension Keychain {
         for (record, planned, newControl) in planned {
             var updated = planned
             let prompt = query.operationPrompt ?? "Update \(record.fields.identity.service)"
+            var reviewed = record.fields  // rules see the access control the item will have
+            if let newControl { reviewed.accessControl = newControl }
+            try refuseEarly(.update, reviewed)
             switch try await gate(
                 record.fields.accessControl, .update, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt)
@@ -209,7 +225,7 @@ extension Keychain {
             case .skipped, .invalidated: continue
             case .allowed: break
             }
-            try await review(.update, record.fields, context: context, interaction: interaction, prompt: prompt)
+            try await review(.update, reviewed, context: context, interaction: interaction, prompt: prompt)
             if let control = newControl {
                 // A new class or access control must be one an add would accept now.
                 guard

@@ -111,13 +111,13 @@ public final class Keychain: Sendable {
         guard !accessGroups.isEmpty else {
             throw KeygateError(.missingEntitlement, "the caller has no keychain access groups")
         }
-        guard let named else { return accessGroups }
+        guard let named else { return try entitledGroups(accessGroups, named: false) }
         // Byte for byte, as Apple compares names: an NFD spelling of an entitled NFC group
         // is another group (String's == would call them equal).
         guard accessGroups.contains(where: { $0.utf8.elementsEqual(named.utf8) }) else {
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(named)'")
         }
-        return [named]
+        return try entitledGroups([named], named: true)
     }
 
     /// The effective interaction policy of a call: `skip` from the query, else `fail` if the
@@ -175,7 +175,7 @@ public final class Keychain: Sendable {
 
     /// Runs the authenticator and audits the attempt (and a lockout, when one starts).
     func authenticate(
-        _ requirement: Requirement, prompt: String, operation: Operation, item: ItemIdentity?,
+        _ requirement: Requirement, prompt: String, operation: Operation?, item: ItemIdentity?,
         context: AuthenticationContext
     ) async -> AuthenticationOutcome {
         let purpose = AuthenticationPurpose(prompt: prompt, operation: operation, item: item.map(Self.auditItem))
@@ -241,55 +241,6 @@ public final class Keychain: Sendable {
             AuditEvent(
                 kind: kind, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
                 status: error.status, reasons: ["store: \(error.message)"]))
-    }
-
-    /// Applies the organisation policy to one item; may prove an extra requirement.
-    /// - Returns: false when the rule needs a prompt and the call says `skip` (leave the item out).
-    @discardableResult
-    func review(
-        _ operation: Operation, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
-        prompt: String
-    ) async throws(KeygateError) -> Bool {
-        let verdict = organisationPolicy.review(operation, item: fields)
-        switch verdict {
-        case .proceed:
-            return true
-        case .deny(let rule, let reason):
-            let error = KeygateError(
-                .deniedByPolicy, "\(operation) of \(fields.identity) denied by rule '\(rule)': \(reason)")
-            try auditor.record(
-                AuditEvent(
-                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
-                    accessControl: fields.accessControl.textForm, ruleIDs: [rule], decision: "deny",
-                    status: error.status,
-                    reasons: ["organisationRule: \(reason)"]))
-            throw error
-        case .require(let requirement, let rule):
-            let state = context.state
-            let now = context.clock.now()
-            let satisfied = requirement.isSatisfied(by: state.freshFactors(at: now))
-            try auditor.record(
-                AuditEvent(
-                    kind: Self.auditKind(operation), item: Self.auditItem(fields.identity),
-                    accessControl: fields.accessControl.textForm, ruleIDs: [rule],
-                    decision: satisfied ? "allow" : "authenticate",
-                    reasons: ["organisationRule: needs \(requirement)"],
-                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
-            if satisfied { return true }
-            switch interaction {
-            case .allow: break
-            case .skip: return false
-            case .fail:
-                throw KeygateError(
-                    .interactionNotAllowed, "rule '\(rule)' needs \(requirement), and prompting is not allowed")
-            }
-            let outcome = await authenticate(
-                requirement, prompt: prompt, operation: operation, item: fields.identity, context: context)
-            guard case .proved = outcome else {
-                throw KeygateError(outcome.status ?? .authFailed, "rule '\(rule)' needs \(requirement): \(outcome)")
-            }
-            return true
-        }
     }
 
     /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.

@@ -15,6 +15,8 @@ struct GlobalOptions: Sendable {
     var noInteraction = false
     var deviceState = LinuxDevice.Mode.logind
     var reuseSeconds = 0
+    /// The organisation policies in force, loaded before an item command runs.
+    var policySet = PolicySet.empty
 
     init(_ arguments: Arguments) throws(Arguments.UsageError) {
         store = arguments.values["store"]

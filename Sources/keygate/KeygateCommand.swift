@@ -33,6 +33,7 @@ enum KeygateCommand {
             ("audit", "show or verify the audit trail", AuditCommand.run),
             ("lock", "forget this session's proofs of presence", LockCommand.run),
             ("prove", "prove presence through PAM now (checks your PAM set-up)", ProveCommand.run),
+            ("policy", "check, explain or test organisation policies", PolicyCommand.run),
             ("demo", "run Keygate on a temporary store and show each decision", DemoCommand.run),
             ("credential", "git's credential-helper protocol (git-credential-keygate)", GitCredentialCommand.run),
             (
@@ -82,11 +83,34 @@ enum KeygateCommand {
             // `keygate --help get …` shows get's help; it never runs the command.
             let words =
                 global.wantsHelp ? ["--help"] + global.positionals.dropFirst() : Array(global.positionals.dropFirst())
-            invocation = (try GlobalOptions(global), words[...], command.run)
+            invocation = (
+                try GlobalOptions(global), words[...],
+                policyBound.contains(name) && !global.wantsHelp ? withPolicies(command.run) : command.run
+            )
         } catch {
             return fail(usage: error, help: usage)
         }
         return await invocation.run(invocation.0, invocation.1)
+    }
+
+    /// The commands that open the store: organisation policies apply to them.
+    static let policyBound: Set<String> = ["add", "get", "update", "delete", "list", "export", "import"]
+
+    /// Runs `command` with the organisation policies loaded; a broken policy file refuses to
+    /// run (exit 2, errSecParam, naming file:line:column), never runs without its rules.
+    static func withPolicies(
+        _ command: @escaping @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus
+    ) -> @Sendable (GlobalOptions, ArraySlice<String>) async -> ExitStatus {
+        { global, words in
+            var global = global
+            do throws(KeygateError) {
+                global.policySet = try global.loadPolicies()
+            } catch {
+                Console.err("keygate: \(error.description)")
+                return .usage
+            }
+            return await command(global, words)
+        }
     }
 
     /// Reports a usage error (exit 2).

@@ -22,7 +22,6 @@ struct Session {
     init(_ global: GlobalOptions, accessGroup: String? = nil) throws(KeygateError) {
         storePath = try global.storePath()
         auditPath = try global.auditPath()
-        try Self.checkPolicies(global.policies)
         let store = try SQLiteItemStore(path: storePath)
         runtime = LinuxWiring.proofRecords()
         let ledger = FileAttemptLedger(directory: try global.ledgerDirectory())
@@ -46,6 +45,7 @@ struct Session {
             self.accessGroup == Self.defaultGroup ? [Self.defaultGroup] : [self.accessGroup, Self.defaultGroup]
         keychain = Keychain(
             store: store, accessGroups: groups, authenticator: authenticator, device: device,
+            organisationPolicy: RulesOrganisationPolicy(global.policySet, program: GlobalOptions.currentProgram),
             attemptLedger: ledger,
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath), isRequired: true, processID: ProcessIdentity.processID,
@@ -59,27 +59,6 @@ struct Session {
             try runtime?.save(fresh)
         } catch {
             Console.err("keygate: warning: the proof could not be kept for reuse: \(error)")
-        }
-    }
-
-    /// Organisation policy files arrive in a later version: an empty or missing directory
-    /// means no rules. Anything else is refused rather than ignored (fail closed): a policy
-    /// file, a path that is not a directory, a directory that cannot be read.
-    static func checkPolicies(_ directory: String?) throws(KeygateError) {
-        guard let directory else { return }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return }
-        guard isDirectory.boolValue else {
-            throw KeygateError(.param, "--policies \(directory) is not a directory")
-        }
-        guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-            throw KeygateError(.io, "cannot read the policy directory \(directory)")
-        }
-        if let first = files.filter({ !$0.hasPrefix(".") }).sorted().first {
-            throw KeygateError(
-                .unimplemented,
-                "\(directory)/\(first): organisation policy files are not supported by this version of keygate; "
-                    + "refusing to run without them")
         }
     }
 }

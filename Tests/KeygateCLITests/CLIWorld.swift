@@ -24,6 +24,7 @@ final class CLIWorld {
         var env = pam.environment
         env["XDG_DATA_HOME"] = data
         env["XDG_RUNTIME_DIR"] = runtime
+        env["XDG_CONFIG_HOME"] = directory.url.appendingPathComponent("config").path  // no user policies
         env["KEYGATE_DEVICE_STATE"] = "unlocked"
         env["KEYGATE_REUSE_SECONDS"] = nil
         env["XDG_SESSION_ID"] = "test-session"

@@ -144,10 +144,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         #expect(try world.run(["--policies", empty, "list"]).status == 0)
         #expect(try world.run(["--policies", empty + "/missing", "list"]).status == 0)
-        try "rule".write(toFile: empty + "/org.json", atomically: true, encoding: .utf8)
+        try "rule".write(toFile: empty + "/org.policy", atomically: true, encoding: .utf8)
         let result = try world.run(["--policies", empty, "list"])
-        #expect(result.status == 1, "policy files this version cannot apply are refused, not ignored")
-        #expect(result.lastErrorLine.contains("org.json"))
+        #expect(result.status == 2, "a broken policy file is refused, never ignored")
+        #expect(result.lastErrorLine.contains("org.policy:1:5"))
     }
 
     @Test func exportAndImport() throws {

@@ -25,6 +25,8 @@ public struct AuditEvent: Hashable, Sendable {
         case tamper
         /// Organisation policy files were (re)loaded.
         case policyReload
+        /// A program was refused an access group by an organisation grant.
+        case entitlement
     }
 
     /// The item concerned.

@@ -1,0 +1,110 @@
+import Foundation
+public import KeygatePolicy
+
+/// Reads organisation policies from disk: every `.policy` file (text) and `.policy.json`
+/// file (the JSON form of ``PolicyDocument``) of a directory, in byte order of their names,
+/// combined into one validated ``PolicySet``.
+///
+/// A missing directory holds no rules; a path that is not a directory, an unreadable file or
+/// any error in any file fails the whole load (`errSecParam`, naming `file:line:column`), so
+/// a caller keeps its old set or refuses to run: never a half-loaded set.
+public enum PolicyDirectory {
+    /// The policy files of `directory`, sorted by name; empty when it does not exist.
+    /// - Throws: ``KeygateError`` (`errSecParam`) when it is not a directory or cannot be read.
+    public static func files(in directory: String) throws(KeygateError) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
+        guard isDirectory.boolValue else { throw KeygateError(.param, "\(directory): not a policy directory") }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw KeygateError(.param, "\(directory): cannot read the policy directory")
+        }
+        return names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".policy") || $0.hasSuffix(".policy.json")) }
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            .map { (directory as NSString).appendingPathComponent($0) }
+    }
+
+    /// The document in one file: `.policy.json` decoded as JSON, anything else parsed as text.
+    /// - Throws: ``KeygateError`` (`errSecParam`) naming the file (and line and column for text).
+    public static func document(at path: String) throws(KeygateError) -> PolicyDocument {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw KeygateError(.param, "\(path): cannot read the policy file")
+        }
+        if path.hasSuffix(".json") {
+            do {
+                // JSON carries no positions: errors name the file (line 0 means unknown).
+                var document = try JSONDecoder().decode(PolicyDocument.self, from: data)
+                let unknown = SourceLocation(file: path, line: 0, column: 0)
+                for index in document.rules.indices where document.rules[index].location == nil {
+                    document.rules[index].location = unknown
+                }
+                for index in document.grants.indices where document.grants[index].location == nil {
+                    document.grants[index].location = unknown
+                }
+                return document
+            } catch {
+                throw KeygateError(.param, "\(path): invalid JSON policy: \(error)")
+            }
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw KeygateError(.param, "\(path): the policy file is not UTF-8 text")
+        }
+        do {
+            return try PolicyParser.parse(text, file: path)
+        } catch {
+            throw error.keygateError
+        }
+    }
+
+    /// Every policy of `paths` (directories or single files), combined in order and validated.
+    /// - Throws: ``KeygateError`` (`errSecParam`) for the first problem, naming `file:line:column`.
+    public static func load(_ paths: [String]) throws(KeygateError) -> PolicySet {
+        var combined = PolicyDocument()
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            let files = exists && !isDirectory.boolValue ? [path] : try Self.files(in: path)
+            for file in files {
+                let document = try document(at: file)
+                combined.rules += document.rules
+                combined.grants += document.grants
+            }
+        }
+        do {
+            return try PolicySet(document: combined)
+        } catch {
+            throw error.keygateError
+        }
+    }
+
+    /// Warnings (lint) for the policies of `paths`, as `file:line:column: message`.
+    public static func warnings(_ set: PolicySet) -> [String] {
+        PolicyValidator.validate(set.document).warnings.map(\.description)
+    }
+}
+
+extension PolicyStore {
+    /// Reloads from `paths` (see ``PolicyDirectory/load(_:)``): the whole new set is put in
+    /// force, or, on any error, the old one stays and the error is thrown. The outcome is
+    /// audited (`policyReload`) when an auditor is given; a reload whose record cannot be
+    /// written is not applied.
+    public func reload(from paths: [String], auditor: Auditor? = nil) throws(KeygateError) {
+        let next: PolicySet
+        do throws(KeygateError) {
+            next = try PolicyDirectory.load(paths)
+        } catch {
+            try auditor?.record(
+                AuditEvent(
+                    kind: .policyReload, decision: "deny", status: error.status,
+                    reasons: ["kept the \(policies.ruleCount) rules in force: \(error.message)"]))
+            throw error
+        }
+        try auditor?.record(
+            AuditEvent(
+                kind: .policyReload, ruleIDs: next.document.rules.map(\.name), decision: "allow",
+                reasons: [
+                    "\(next.ruleCount) rules, \(next.document.grants.count) grants from "
+                        + paths.joined(separator: ", ")
+                ]))
+        replace(with: next)
+    }
+}

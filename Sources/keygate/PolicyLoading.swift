@@ -1,0 +1,37 @@
+import Foundation
+import Keygate
+import KeygatePolicy
+
+/// Where the CLI finds organisation policies, and who the calling program is.
+extension GlobalOptions {
+    /// The system directory read when `--policies` is not given (when it exists).
+    static let systemPolicies = "/etc/keygate/policies"
+
+    /// `--policies DIR`, else `/etc/keygate/policies` (when it exists) plus the user's
+    /// `$XDG_CONFIG_HOME/keygate/policies` (else `~/.config/keygate/policies`): in embedded
+    /// mode the user's own rules apply on top of the system's.
+    func policyPaths() -> [String] {
+        if let policies { return [policies] }
+        var paths: [String] = []
+        if FileManager.default.fileExists(atPath: Self.systemPolicies) { paths.append(Self.systemPolicies) }
+        let environment = ProcessInfo.processInfo.environment
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".config")
+        paths.append((config as NSString).appendingPathComponent("keygate/policies"))
+        return paths
+    }
+
+    /// Loads every policy of ``policyPaths()``; any error fails the whole load (fail closed).
+    func loadPolicies() throws(KeygateError) -> PolicySet {
+        try PolicyDirectory.load(policyPaths())
+    }
+
+    /// The calling program in embedded mode: this executable, symbolic links resolved.
+    static let currentProgram: String? = {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return nil
+        }
+        return (target as NSString).resolvingSymlinksInPath
+    }()
+}

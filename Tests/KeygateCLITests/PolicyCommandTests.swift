@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+
+/// `--policies DIR` and `keygate policy …`, end to end through the binary.
+@Suite struct PolicyCommandTests {
+    static let shipped: String = {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/") + "/Policies"
+    }()
+
+    static func directory(_ world: CLIWorld, _ files: [String: String]) throws -> String {
+        let path = world.directory.url.appendingPathComponent("policies").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        for (name, text) in files { try text.write(toFile: path + "/" + name, atomically: true, encoding: .utf8) }
+        return path
+    }
+
+    @Test func policiesApplyToItemCommands() throws {
+        let world = try CLIWorld()
+        let policies = try Self.directory(
+            world,
+            [
+                "10-bank.policy": """
+                rule "bank" {
+                  match service "bank.*"
+                  on add require at-least "whenUnlockedThisDeviceOnly devicePasscode"
+                }
+                """,
+                "20-export.policy": "rule \"keep\" { match service \"bank.*\" forbid export }",
+            ])
+        var result = try world.run(
+            ["--policies", policies, "add", "--service", "bank.token", "--account", "me"],
+            stdin: Data("v".utf8))
+        #expect(result.status == 10, "\(result.stderr)")
+        #expect(result.lastErrorLine.contains("denied by rule 'bank'"))
+        let trail = try String(contentsOfFile: world.audit, encoding: .utf8)
+        #expect(trail.contains("\"rules\": [\"bank\"], \"decision\": \"deny\""), "\(trail)")
+        result = try world.run(
+            [
+                "--policies", policies, "add", "--service", "bank.token", "--account", "me", "--accessible",
+                "whenUnlockedThisDeviceOnly", "--access-control", "devicePasscode",
+            ], stdin: Data("v".utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try world.add("mail", "me", Data("v".utf8), []).status == 0, "no rule: the item's access control alone")
+    }
+
+    @Test func aBrokenPolicyFileRefusesToRun() throws {
+        let world = try CLIWorld()
+        let policies = try Self.directory(
+            world, ["a.policy": "rule \"ok\" { forbid export }", "b.policy": "rule \"bad\" {\n  on raed forbid\n}"])
+        let result = try world.add("api", "me", Data("v".utf8), [])
+        #expect(result.status == 0)
+        let refused = try world.run(["--policies", policies, "list"])
+        #expect(refused.status == 2)
+        #expect(
+            refused.lastErrorLine == "keygate: \(policies)/b.policy:2:6: expected an operation (add, read, update, "
+                + "delete, export, import, list), found 'raed' (errSecParam -50)")
+        #expect(
+            try world.run(["--policies", policies + "/missing", "list"]).status == 0, "a missing directory: no rules")
+        // Files that are not policies are not read.
+        let other = try Self.directory(world, ["README.txt": "rule"])
+        try FileManager.default.removeItem(atPath: other + "/a.policy")
+        try FileManager.default.removeItem(atPath: other + "/b.policy")
+        #expect(try world.run(["--policies", other, "list"]).status == 0)
+    }
+
+    @Test func grantsApplyToTheCurrentExecutable() throws {
+        let world = try CLIWorld()
+        let policies = try Self.directory(
+            world, ["grants.policy": "grant access-group \"keygate\" to program \"/usr/bin/someone-else\""])
+        let refused = try world.run(
+            ["--policies", policies, "add", "--service", "api", "--account", "me"],
+            stdin: Data("v".utf8))
+        #expect(refused.lastErrorLine.contains("errSecMissingEntitlement -34018"), "\(refused.stderr)")
+        let trail = try String(contentsOfFile: world.audit, encoding: .utf8)
+        #expect(trail.contains("\"op\": \"entitlement\""))
+        #expect(trail.contains("grant:keygate@grants.policy:1"))
+        let binary = KeygateBinary.url.resolvingSymlinksInPath().path
+        let allowed = try Self.directory(
+            world, ["grants.policy": "grant access-group \"keygate\" to program \"\(binary)\""])
+        #expect(
+            try world.run(
+                ["--policies", allowed, "add", "--service", "api", "--account", "me"],
+                stdin: Data("v".utf8)
+            ).status == 0)
+    }
+
+    @Test func explainWithAContextEvaluatesTheItemUnderTheBound() throws {
+        let world = try CLIWorld()
+        let context = try world.directory.file(
+            "ctx.json", contents: #"{"proofs": [{"factor": "passcode", "secondsAgo": 45}], "reuseSeconds": 300}"#)
+        let result = try world.run([
+            "--policies", Self.shipped + "/examples", "policy", "explain", "--service", "com.example.pay.card",
+            "--account", "me", "--operation", "read", "--access-group", "pay", "--access-control", "devicePasscode",
+            "--accessible", "whenUnlockedThisDeviceOnly", "--context", context,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(json["combinedRequirement"] as? [String] == ["passcode"], "a 45 s old proof is over the 30 s bound")
+        let item = try #require(json["item"] as? [String: Any])
+        #expect(item["decision"] as? String == "authenticate")
+    }
+
+    @Test func userPoliciesApplyByDefault() throws {
+        let world = try CLIWorld()
+        let config = world.directory.url.appendingPathComponent("config").path
+        try FileManager.default.createDirectory(atPath: config + "/keygate/policies", withIntermediateDirectories: true)
+        try "rule \"no-adds\" { forbid add }".write(
+            toFile: config + "/keygate/policies/org.policy", atomically: true, encoding: .utf8)
+        world.extraEnvironment["XDG_CONFIG_HOME"] = config
+        let result = try world.add("api", "me", Data("v".utf8), [])
+        #expect(result.status == 10)
+        #expect(result.lastErrorLine.contains("'no-adds'"))
+    }
+
+    @Test func checkExplainAndTest() throws {
+        let world = try CLIWorld()
+        var result = try world.run(["policy", "check", Self.shipped + "/default.policy", Self.shipped + "/examples"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("ok: 6 rules, 2 grants"))
+
+        let broken = try Self.directory(world, ["x.policy": "rule \"x\" { on read require fresh 301s }"])
+        result = try world.run(["policy", "check", broken])
+        #expect(result.status == 2)
+        #expect(result.lastErrorLine.contains("x.policy:1:34: freshness bound 301s is over 300s"))
+
+        result = try world.run([
+            "--policies", Self.shipped + "/examples", "policy", "explain", "--service", "com.example.pay.card",
+            "--account", "me", "--operation", "read", "--access-group", "pay", "--access-control", "devicePasscode",
+            "--accessible", "whenUnlockedThisDeviceOnly",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(json["decision"] as? String == "allow")
+        #expect(json["decidingRules"] as? [String] == ["payment-tokens"])
+        #expect(json["freshWithin"] as? Int == 30)
+
+        result = try world.run([
+            "--policies", Self.shipped + "/examples", "policy", "explain", "--service", "x", "--account", "me",
+            "--operation", "read", "--access-group", "com.example.app", "--program", "/usr/bin/python3",
+        ])
+        let denied = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        #expect(denied["decision"] as? String == "deny")
+        #expect(denied["statusName"] as? String == "errSecMissingEntitlement")
+        #expect(denied["decidingRules"] as? [String] == ["grant:com.example.app@entitlements.policy:4"])
+
+        result = try world.run(["policy", "test", Self.shipped + "/examples/recovery-keys.tests.json"])
+        #expect(result.status == 0, "\(result.stdoutText)")
+        #expect(result.stdoutText.contains("6 passed, 0 failed"))
+        let failing = try world.directory.file(
+            "failing.tests.json",
+            contents: """
+                {"policies": ["\(Self.shipped)/default.policy"],
+                 "cases": [{"name": "wrong", "operation": "add", "service": "s", "accessible": "always",
+                            "expect": {"decision": "allow", "rules": []}}]}
+                """)
+        result = try world.run(["policy", "test", failing])
+        #expect(result.status == 1)
+        #expect(result.stdoutText.contains("FAIL \(failing): wrong: decision deny, expected allow"))
+    }
+}
