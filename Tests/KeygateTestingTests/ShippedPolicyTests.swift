@@ -46,7 +46,8 @@ import Testing
             let policies = try PolicyDirectory.load(files.map { ShippedPolicyTests.root + "/" + $0 })
             keychain = Keychain(
                 store: InMemoryItemStore(), accessGroups: groups, authenticator: authenticator,
-                device: SimulatedDevice(), organisationPolicy: RulesOrganisationPolicy(policies, program: program),
+                device: SimulatedDevice(enrolled: ["right-index"]),
+                organisationPolicy: RulesOrganisationPolicy(policies, program: program),
                 clock: clock, auditor: Auditor(sink: audit, clock: clock))
         }
 
@@ -107,7 +108,10 @@ import Testing
         #expect(
             await Self.status { try await intruder.add("api", group: "com.example.app", .whenUnlocked) }
                 == .missingEntitlement)
-        #expect(intruder.audit.records.last?.event.ruleIDs == ["grant:com.example.app@entitlements.policy:4"])
+        #expect(
+            intruder.audit.records.last { $0.event.kind == .entitlement }?.event.ruleIDs == [
+                "grant:com.example.app@entitlements.policy:4"
+            ])
         try await intruder.add("api", group: "other", .whenUnlocked)
         let app = try World(files, program: "/usr/bin/example-app", groups: ["com.example.app"])
         try await app.add("api", group: "com.example.app", .whenUnlocked)

@@ -21,7 +21,7 @@ import Testing
         """
 
     struct World {
-        let device = SimulatedDevice()
+        let device = SimulatedDevice(enrolled: ["right-index"])
         let authenticator = ScriptedAuthenticator()
         let clock = ManualClock()
         let audit = AuditRecorder()
@@ -131,9 +131,12 @@ import Testing
             try await world.add("api", group: "com.example.app", flags: [])
         }
         #expect(error?.status == .missingEntitlement)
-        let last = try #require(world.audit.records.last?.event)
-        #expect(last.kind == .entitlement && last.decision == "deny")
-        #expect(last.ruleIDs == ["grant:com.example.app@bank.policy:9"])
+        // The entitlement decision names the grant; the refused request is audited after it.
+        let entitlement = try #require(world.audit.records.last { $0.event.kind == .entitlement }?.event)
+        #expect(entitlement.decision == "deny")
+        #expect(entitlement.ruleIDs == ["grant:com.example.app@bank.policy:9"])
+        let refused = try #require(world.audit.records.last?.event)
+        #expect(refused.kind == .add && refused.status == .missingEntitlement)
         // Groups no grant names behave as today.
         try await world.add("api", group: "bank", flags: [])
         // The granted program may use the group.

@@ -106,8 +106,11 @@ public struct PolicyCase: Codable, Hashable, Sendable, CustomStringConvertible {
         }
         var control: AccessControl?
         if accessControl != nil || accessible != nil {
-            let flags = try AccessControlFlags(
-                parsing: (accessControl ?? "").split(separator: " ").joined(separator: ","))
+            // No access control given: a class alone, no flags (an empty list is refused).
+            let flags =
+                try accessControl.map { (text: String) throws(KeygateError) in
+                    try AccessControlFlags(parsing: text.split(separator: " ").joined(separator: ","))
+                } ?? []
             control = try AccessControl(
                 protection: try accessible.map { (text: String) throws(KeygateError) in
                     try ProtectionClass(parsing: text)

@@ -71,14 +71,18 @@ public enum StrengthAnalysis {
     /// Whether an item protected by `control` can be read in `situation`.
     public static func allows(_ control: AccessControl, in situation: Situation) -> Bool {
         if control.isPrivateKeyUsage { return false }
+        // Without a passcode the class keys are not protected by one: `ak`/`aku` stay available
+        // while locked and `ck`/`cku` before the first unlock (README, "our choices").
+        let unlocked = situation.unlocked || !situation.passcodeSet
+        let unlockedSinceBoot = situation.unlockedSinceBoot || !situation.passcodeSet
         let classOK: Bool =
             switch control.protection {
             case .whenPasscodeSetThisDeviceOnly:
                 situation.unlocked && situation.passcodeSet && situation.onOriginalDevice
-            case .whenUnlockedThisDeviceOnly: situation.unlocked && situation.onOriginalDevice
-            case .whenUnlocked: situation.unlocked
-            case .afterFirstUnlockThisDeviceOnly: situation.unlockedSinceBoot && situation.onOriginalDevice
-            case .afterFirstUnlock: situation.unlockedSinceBoot
+            case .whenUnlockedThisDeviceOnly: unlocked && situation.onOriginalDevice
+            case .whenUnlocked: unlocked
+            case .afterFirstUnlockThisDeviceOnly: unlockedSinceBoot && situation.onOriginalDevice
+            case .afterFirstUnlock: unlockedSinceBoot
             case .alwaysThisDeviceOnly: situation.onOriginalDevice
             case .always: true
             }

@@ -117,9 +117,11 @@ enum PolicyCommand {
                 let protection = try arguments.values["accessible"].map { (text: String) throws(KeygateError) in
                     try ProtectionClass(parsing: text)
                 }
-                control = try AccessControl(
-                    protection: protection ?? .default,
-                    flags: AccessControlFlags(parsing: arguments.values["access-control"] ?? ""))
+                let flags =
+                    try arguments.values["access-control"].map { (text: String) throws(KeygateError) in
+                        try AccessControlFlags(parsing: text)
+                    } ?? []
+                control = try AccessControl(protection: protection ?? .default, flags: flags)
             }
         } catch {
             return KeygateCommand.fail(error)
