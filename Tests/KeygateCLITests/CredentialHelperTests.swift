@@ -85,6 +85,100 @@ import Testing
         #expect(try world.run(["list"]).stdoutText.isEmpty)
     }
 
+    /// A local HTTP server with basic auth in front of `git http-backend`, on 127.0.0.1.
+    static let gitServer = #"""
+        import base64, http.server, os, subprocess, sys
+        root, user, password = sys.argv[1], sys.argv[2], sys.argv[3]
+        expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self): self.serve()
+            def do_POST(self): self.serve()
+            def log_message(self, *args): pass
+            def serve(self):
+                if self.headers.get("Authorization") != expected:
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                path, _, query = self.path.partition("?")
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1", PATH_INFO=path,
+                           QUERY_STRING=query, REQUEST_METHOD=self.command, REMOTE_USER=user,
+                           CONTENT_TYPE=self.headers.get("Content-Type", ""), CONTENT_LENGTH=str(length),
+                           HTTP_CONTENT_ENCODING=self.headers.get("Content-Encoding", ""),
+                           GIT_PROTOCOL=self.headers.get("Git-Protocol", ""))
+                out = subprocess.run(["/usr/lib/git-core/git-http-backend"], input=body, env=env,
+                                     capture_output=True).stdout
+                separator = b"\r\n\r\n" if b"\r\n\r\n" in out else b"\n\n"
+                head, _, content = out.partition(separator)
+                status, headers = 200, []
+                for line in head.replace(b"\r", b"").split(b"\n"):
+                    key, _, value = line.decode().partition(": ")
+                    if key.lower() == "status": status = int(value.split()[0])
+                    elif key: headers.append((key, value))
+                self.send_response(status)
+                for key, value in headers: self.send_header(key, value)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        print(server.server_port, flush=True)
+        server.serve_forever()
+        """#
+
+    @Test func gitClonesOverHTTPWithBasicAuthThroughKeygate() throws {
+        let world = try CLIWorld()
+        let helpers = try Helpers()
+        let root = world.directory.url.appendingPathComponent("served").path
+        let setup = """
+            set -e
+            git init -q --bare '\(root)/repo.git'
+            git init -q '\(root)/work' && cd '\(root)/work'
+            echo hello > README && git add README
+            git -c user.name=t -c user.email=t@example.com commit -q -m first
+            git push -q '\(root)/repo.git' HEAD:refs/heads/main
+            git --git-dir='\(root)/repo.git' symbolic-ref HEAD refs/heads/main
+            """
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let prepared = try KeygateBinary.run(
+            ["-c", setup], stdin: Data(), environment: helpers.environment(world),
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(prepared.status == 0, "\(prepared.stderr)")
+        let script = try world.directory.file("server.py", contents: Self.gitServer)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = [script, root, "alice", "remote-pw"]
+        let output = Pipe()
+        server.standardOutput = output
+        // Nothing of the test runner's: a server holding its output would keep it waiting.
+        server.standardError = FileHandle.nullDevice
+        server.standardInput = FileHandle.nullDevice
+        try server.run()
+        // SIGKILL: a child of the test process may start with SIGTERM blocked.
+        defer { kill(server.processIdentifier, SIGKILL) }
+        let portLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(Int(portLine.trimmingCharacters(in: .whitespacesAndNewlines)))
+
+        let helper = "keygate --passphrase-fd 3 --access-control devicePasscode"
+        let credential = "protocol=http\nhost=127.0.0.1:\(port)\nusername=alice\npassword=remote-pw\n\n"
+        #expect(try Self.git("approve", credential, helper: helper, world: world, helpers: helpers).status == 0)
+        // The clone asks keygate, which asks for the local passphrase, then authenticates to the server.
+        let destination = world.directory.url.appendingPathComponent("clone").path
+        let file = world.directory.url.appendingPathComponent("fd3").path
+        try Data("s3cret\n".utf8).write(to: URL(fileURLWithPath: file))
+        let clone = try KeygateBinary.run(
+            [
+                "-c",
+                "exec git -c credential.helper= -c 'credential.helper=\(helper)' clone -q "
+                    + "http://127.0.0.1:\(port)/repo.git '\(destination)' 3<'\(file)'",
+            ], stdin: Data(), environment: helpers.environment(world), executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(clone.status == 0, "\(clone.stderr)")
+        #expect((try? String(contentsOfFile: destination + "/README", encoding: .utf8)) == "hello\n")
+        #expect(try Self.authenticationRecords(world) == 1, "one local proof for the clone")
+    }
+
     @Test func aChangedCredentialReplacesTheStoredOneAndExtraFieldsAreKept() throws {
         let world = try CLIWorld()
         let helpers = try Helpers()
