@@ -40,18 +40,32 @@ public final class SQLiteItemStore: ItemStore {
     ///   - path: the database file; its directory is created 0700 when missing.
     ///   - keyProvider: the sealing key; the default keeps it in `path + ".key"`.
     ///   - busyTimeoutMilliseconds: how long to wait for another process's write lock.
-    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a corrupt or newer database, an
+    ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
+    ///     file must belong to the effective user and be private (``FilePrivacy``).
+    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a directory or file that is not
+    ///   private, not the user's own or not a regular file (naming it and the fix), a corrupt or
+    ///   newer database, an
     ///   unusable key, or a database that is missing or empty beside an existing key file (the
     ///   key says the store held items); `errSecDecode` for a key that is not this store's (its
     ///   key-check value does not open), refused before anything is written; `errSecIO` for I/O
     ///   errors.
     public init(
-        path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000
+        path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000,
+        privacy: FilePrivacy = .ownerOnly
     ) throws(KeygateError) {
         self.path = path
+        try Self.makeDirectories(PrivateFile.directoryName(of: path))
+        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
+        // SQLite opens the -wal and -shm files itself: they must be ours before it does.
+        for file in [path, path + "-wal", path + "-shm"] {
+            try PrivateFile.inspect(file, privacy: privacy, status: .notAvailable)
+        }
         let keyFile = keyProvider == nil ? path + ".key" : (keyProvider as? KeyFileProvider)?.path
-        if let keyFile { try Self.refuseLostDatabase(at: path, keyFile: keyFile) }
-        let created = try Self.prepareFile(at: path)
+        if let keyFile {
+            try PrivateFile.inspect(keyFile, privacy: privacy, status: .notAvailable)
+            try Self.refuseLostDatabase(at: path, keyFile: keyFile)
+        }
+        let created = try Self.prepareFile(at: path, privacy: privacy)
         let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try opened.execute("PRAGMA journal_mode = WAL")
         try opened.execute("PRAGMA synchronous = FULL")
@@ -65,7 +79,8 @@ public final class SQLiteItemStore: ItemStore {
         count.reset()
         // A missing key file is created only for an empty store: items sealed under a lost
         // key must not be joined by items under a new one.
-        let provider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems)
+        let provider =
+            keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems, privacy: privacy)
         let key = try provider.key()
         try KeyCheck.verify(key, on: opened, hasItems: hasItems)
         sealingKey = key
@@ -91,26 +106,21 @@ public final class SQLiteItemStore: ItemStore {
                 + "held items: restore \(path) from a backup, or move \(keyFile) away to start a new, empty store")
     }
 
-    /// Creates the directory (0700) and an empty file (0600) when missing; leaves existing ones.
+    /// Creates an empty file (0600) when missing and checks it (a private regular file).
     /// - Returns: whether the file is new (empty).
-    private static func prepareFile(at path: String) throws(KeygateError) -> Bool {
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty { try makeDirectories(directory) }
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw KeygateError(.io, "cannot create or open \(path): \(String(cString: strerror(errno)))")
-        }
+    private static func prepareFile(at path: String, privacy: FilePrivacy) throws(KeygateError) -> Bool {
+        // O_RDWR and O_NONBLOCK: a FIFO put in its place is refused, not waited on.
+        guard
+            let descriptor = try PrivateFile.open(
+                path, flags: O_RDWR | O_CREAT, privacy: privacy, status: .notAvailable)
+        else { throw KeygateError(.io, "cannot create \(path)") }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & 0o077 == 0 else {
-            throw KeygateError(
-                .notAvailable,
-                "\(path) is readable or writable by other users (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it"
-            )
-        }
+        guard fstat(descriptor, &status) == 0 else { throw KeygateError(.io, "cannot inspect \(path)") }
         return status.st_size == 0
     }
 
+    /// Creates the directory and its missing parents (0700); leaves existing ones.
     private static func makeDirectories(_ directory: String) throws(KeygateError) {
         var current = ""
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {

@@ -27,14 +27,14 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
         try Self.write(5, to: path)
-        #expect(AuditTrailFile.verify(at: path) == .intact(records: 5))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 5))
         #expect(try AuditTrailFile.records(at: path).map(\.sequence) == [1, 2, 3, 4, 5])
         for file in [path, path + ".head"] {
             #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
         }
         // Reopening continues the same chain.
         try Self.write(2, to: path)
-        #expect(AuditTrailFile.verify(at: path) == .intact(records: 7))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 7))
     }
 
     @Test func deletedEditedReorderedAndCutRecordsAreFound() throws {
@@ -46,20 +46,20 @@ import Testing
         var deleted = original
         deleted.remove(at: 3)
         try rewrite(path, deleted)
-        guard case .broken(4, _) = AuditTrailFile.verify(at: path) else { Issue.record("deletion of 4"); return }
+        guard case .broken(4, _) = try AuditTrailFile.verify(at: path) else { Issue.record("deletion of 4"); return }
 
         var edited = original
         edited[1] = edited[1].replacingOccurrences(of: "user1", with: "mallory")
         try rewrite(path, edited)
-        guard case .broken(2, _) = AuditTrailFile.verify(at: path) else { Issue.record("edit of 2"); return }
+        guard case .broken(2, _) = try AuditTrailFile.verify(at: path) else { Issue.record("edit of 2"); return }
 
         var reordered = original
         reordered.swapAt(2, 3)
         try rewrite(path, reordered)
-        guard case .broken(3, _) = AuditTrailFile.verify(at: path) else { Issue.record("reorder of 3, 4"); return }
+        guard case .broken(3, _) = try AuditTrailFile.verify(at: path) else { Issue.record("reorder of 3, 4"); return }
 
         try rewrite(path, Array(original.prefix(4)))
-        #expect(AuditTrailFile.verify(at: path) == .broken(sequence: 5, reason: "records 5…6 were cut off the end"))
+        #expect(try AuditTrailFile.verify(at: path) == .broken(sequence: 5, reason: "records 5…6 were cut off the end"))
 
         // A tampered trail is not extended: auditing stops with a clear error.
         #expect(throws: KeygateError.self) {
@@ -67,7 +67,7 @@ import Testing
         }
         try FileManager.default.removeItem(atPath: path + ".head")
         #expect(
-            AuditTrailFile.verify(at: path) == .broken(sequence: 1, reason: "the head file \(path).head is missing"))
+            try AuditTrailFile.verify(at: path) == .broken(sequence: 1, reason: "the head file \(path).head is missing"))
     }
 
     @Test func aCrashBetweenRecordAndHeadIsRecovered() throws {
@@ -76,16 +76,16 @@ import Testing
         try Self.write(2, to: path)
         let staleHead = try String(contentsOfFile: path + ".head", encoding: .utf8)
         try Self.write(1, to: path)
-        try staleHead.write(toFile: path + ".head", atomically: true, encoding: .utf8)  // the head write was lost
+        try staleHead.write(toFile: path + ".head", atomically: false, encoding: .utf8)  // the head write was lost
         try Self.write(1, to: path)
-        #expect(AuditTrailFile.verify(at: path) == .intact(records: 4))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
     }
 
     @Test func groupCommitKeepsEveryRecord() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
         try Self.write(25, to: path, durability: .groupCommit(records: 10))
-        #expect(AuditTrailFile.verify(at: path) == .intact(records: 25))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 25))
     }
 
     @Test func concurrentWritersShareOneChain() async throws {
@@ -101,6 +101,6 @@ import Testing
                 }
             }
         }
-        #expect(AuditTrailFile.verify(at: path) == .intact(records: 80))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 80))
     }
 }

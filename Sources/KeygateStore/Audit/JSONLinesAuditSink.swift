@@ -40,19 +40,28 @@ public final class JSONLinesAuditSink: AuditSink {
     public var headPath: String { path + ".head" }
     /// The durability in force.
     public let durability: Durability
+    /// Whether the trail, its head and their directory must be the effective user's own and
+    /// private (``FilePrivacy``).
+    public let privacy: FilePrivacy
     private let pending = Mutex(0)
 
     /// A sink appending to `path` (created 0600 on first use).
-    public init(path: String, durability: Durability = .eachRecord) {
+    ///
+    /// With ``FilePrivacy/ownerOnly`` (the default), a trail or head that belongs to another
+    /// user or that others can read or write, or a directory others can write, is refused
+    /// (`errSecIO`, naming the path and the fix): someone else could forge records in it. A
+    /// FIFO or device in place of either file is refused, never waited on.
+    public init(path: String, durability: Durability = .eachRecord, privacy: FilePrivacy = .ownerOnly) {
         self.path = path
         self.durability = durability
+        self.privacy = privacy
     }
 
     deinit { flush() }
 
     /// Forces every record written so far to the disk.
     public func flush() {
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         fsync(descriptor)
         close(descriptor)
@@ -62,8 +71,11 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Seals and appends the record.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot open \(path)") }
+        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
+        guard
+            let descriptor = try PrivateFile.open(
+                path, flags: O_WRONLY | O_APPEND | O_CREAT, privacy: privacy, status: .io)
+        else { throw failure("cannot open \(path)") }
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
         defer { flock(descriptor, LOCK_UN) }
@@ -101,8 +113,8 @@ public final class JSONLinesAuditSink: AuditSink {
     /// The head, recovered after a crash between the record and the head write; fails when the
     /// trail does not end where the head says.
     private func currentHead() throws(KeygateError) -> AuditHead {
-        let lastLine = try Self.lastLine(of: path)
-        guard let text = Self.read(headPath) else {
+        let lastLine = try Self.lastLine(of: path, privacy: privacy)
+        guard let text = try Self.read(headPath, privacy: privacy) else {
             guard lastLine == nil else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
@@ -135,8 +147,10 @@ public final class JSONLinesAuditSink: AuditSink {
 
     private func writeHead(_ head: AuditHead, sync: Bool) throws(KeygateError) {
         let temporary = headPath + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot write \(temporary)") }
+        guard
+            let descriptor = try PrivateFile.open(
+                temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, privacy: privacy, status: .io)
+        else { throw failure("cannot write \(temporary)") }
         let bytes = Array((head.line + "\n").utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         let synced = !sync || fsync(descriptor) == 0
@@ -159,16 +173,18 @@ public final class JSONLinesAuditSink: AuditSink {
         KeygateError(.io, "\(what): \(String(cString: strerror(errno)))")
     }
 
-    /// The whole contents of a file, or nil when it cannot be read.
-    static func read(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+    /// The whole contents of a file (a private regular file), or nil when it does not exist.
+    static func read(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> String? {
+        guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
+            return nil
+        }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let got = Glibc.read(descriptor, &chunk, chunk.count)
             if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw KeygateError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
             guard got > 0 else { break }
             bytes += chunk[0..<got]
         }
@@ -176,9 +192,10 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// The last non-empty line of a file, read from its end; nil for an empty or missing file.
-    static func lastLine(of path: String) throws(KeygateError) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+    static func lastLine(of path: String, privacy: FilePrivacy) throws(KeygateError) -> String? {
+        guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
+            return nil
+        }
         defer { close(descriptor) }
         var size = lseek(descriptor, 0, SEEK_END)
         guard size > 0 else { return nil }
@@ -213,34 +230,52 @@ extension String {
 /// Reads a trail written by ``JSONLinesAuditSink`` back, and verifies it.
 public enum AuditTrailFile {
     /// The trail's lines (without newlines); empty when the file does not exist.
-    public static func lines(at path: String) -> [String] {
-        guard let text = JSONLinesAuditSink.read(path) else { return [] }
+    /// - Throws: `errSecIO` when the trail cannot be read, is not a regular file, or (with
+    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private.
+    public static func lines(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError) -> [String] {
+        guard let text = try JSONLinesAuditSink.read(path, privacy: privacy) else { return [] }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
     }
 
     /// The records, parsed.
-    /// - Throws: ``InputFileError`` naming the first line that is not a record.
-    public static func records(at path: String) throws(InputFileError) -> [AuditRecord] {
+    /// - Throws: ``InputFileError`` naming the first line that is not a record, or the file
+    ///   when it cannot be read.
+    public static func records(at path: String, privacy: FilePrivacy = .ownerOnly) throws(InputFileError)
+        -> [AuditRecord]
+    {
+        let lines: [String]
+        do {
+            lines = try Self.lines(at: path, privacy: privacy)
+        } catch {
+            throw InputFileError(file: path, line: 0, column: 0, field: "", problem: error.message)
+        }
         var records: [AuditRecord] = []
-        for (index, line) in lines(at: path).enumerated() {
+        for (index, line) in lines.enumerated() {
             records.append(try AuditRecord(line: line, file: path, lineNumber: index + 1))
         }
         return records
     }
 
     /// Verifies the trail at `path` against its head file.
-    public static func verify(at path: String) -> AuditVerification {
+    /// - Throws: `errSecIO` when either file cannot be read, is not a regular file, or (with
+    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private: a trail
+    ///   someone else could write proves nothing.
+    public static func verify(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError)
+        -> AuditVerification
+    {
+        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
+        let lines = try lines(at: path, privacy: privacy)
         var head: AuditHead?
-        if let text = JSONLinesAuditSink.read(path + ".head") {
+        if let text = try JSONLinesAuditSink.read(path + ".head", privacy: privacy) {
             do {
                 head = try AuditHead(line: text.trimmingTrailingNewlines, file: path + ".head")
             } catch {
                 return .broken(sequence: 1, reason: "the head file is damaged: \(error)")
             }
-        } else if !lines(at: path).isEmpty {
+        } else if !lines.isEmpty {
             return .broken(sequence: 1, reason: "the head file \(path).head is missing")
         }
-        return AuditVerifier.verify(lines: lines(at: path), head: head, file: path)
+        return AuditVerifier.verify(lines: lines, head: head, file: path)
     }
 }
 

@@ -26,23 +26,22 @@ enum AuditCommand {
         } catch {
             return KeygateCommand.fail(usage: error, help: help)
         }
-        let path: String
         do throws(KeygateError) {
-            path = try global.auditPath()
+            let path = try global.auditPath()
+            if arguments.positionals[0] == "show" {
+                for line in try AuditTrailFile.lines(at: path) { Console.out(line) }
+                return .success
+            }
+            switch try AuditTrailFile.verify(at: path) {
+            case .intact(let records):
+                Console.out("audit trail \(path): intact (\(records) records)")
+                return .success
+            case .broken(let sequence, let reason):
+                return KeygateCommand.fail(
+                    KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)"))
+            }
         } catch {
             return KeygateCommand.fail(error)
-        }
-        if arguments.positionals[0] == "show" {
-            for line in AuditTrailFile.lines(at: path) { Console.out(line) }
-            return .success
-        }
-        switch AuditTrailFile.verify(at: path) {
-        case .intact(let records):
-            Console.out("audit trail \(path): intact (\(records) records)")
-            return .success
-        case .broken(let sequence, let reason):
-            return KeygateCommand.fail(
-                KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)"))
         }
     }
 }
