@@ -67,7 +67,8 @@ import Testing
         }
         try FileManager.default.removeItem(atPath: path + ".head")
         #expect(
-            try AuditTrailFile.verify(at: path) == .broken(sequence: 1, reason: "the head file \(path).head is missing"))
+            try AuditTrailFile.verify(at: path) == .broken(sequence: 1, reason: "the head file \(path).head is missing")
+        )
     }
 
     @Test func aCrashBetweenRecordAndHeadIsRecovered() throws {
@@ -77,8 +78,90 @@ import Testing
         let staleHead = try String(contentsOfFile: path + ".head", encoding: .utf8)
         try Self.write(1, to: path)
         try staleHead.write(toFile: path + ".head", atomically: false, encoding: .utf8)  // the head write was lost
+        #expect(try AuditTrailFile.verify(at: path) == .headBehind(records: 3, head: 2), "a crash is not tampering")
         try Self.write(1, to: path)
-        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 5))
+        #expect(try AuditTrailFile.records(at: path).map(\.event.kind) == [.read, .read, .read, .recover, .read])
+    }
+
+    /// Makes every head write fail (its temporary file cannot be created) while `body` runs.
+    func withFailingHeadWrites(_ path: String, _ body: () throws -> Void) throws {
+        try FileManager.default.createDirectory(atPath: path + ".head.tmp", withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: path + ".head.tmp") }
+        try body()
+    }
+
+    /// Issue 9 point 4: two failed head writes (a full disk, EIO, two crashes) left records
+    /// past the head, and every later append and `verify` reported tampering for good. Records
+    /// that chain from the head are taken over by the next append, with a recovery record.
+    @Test func twoFailedHeadWritesAreRecoveredByTheNextAppend() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(2, to: path)
+        try withFailingHeadWrites(path) {
+            for index in 0..<2 {
+                #expect(throws: KeygateError.self) {
+                    try JSONLinesAuditSink(path: path).append(Self.event(10 + index), at: Timestamp(seconds: 10))
+                }
+            }
+        }
+        // Both records reached the trail (the second after a recovery record), the head did not.
+        #expect(try lines(path).count == 5)
+        #expect(try AuditTrailFile.verify(at: path) == .headBehind(records: 5, head: 2))
+        let record = try JSONLinesAuditSink(path: path).append(Self.event(20), at: Timestamp(seconds: 20))
+        #expect(record.sequence == 7)
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 7))
+        let recovery = try AuditTrailFile.records(at: path)[5]
+        #expect(recovery.event.kind == .recover)
+        #expect(recovery.event.reasons.first?.contains("records 3…5") == true)
+    }
+
+    @Test func repairBringsTheHeadForwardAndSaysWhatItDid() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(1, to: path)
+        try withFailingHeadWrites(path) {
+            for _ in 0..<2 { _ = try? JSONLinesAuditSink(path: path).append(Self.event(5), at: Timestamp(seconds: 5)) }
+        }
+        let sink = JSONLinesAuditSink(path: path)
+        let repair = try sink.repair(at: Timestamp(seconds: 6))
+        #expect(repair == AuditRepair(staleHead: 1, recovered: 3, record: 5), "\(String(describing: repair))")
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 5))
+        #expect(try sink.repair(at: Timestamp(seconds: 7)) == nil, "nothing left to repair")
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 5))
+    }
+
+    /// Records past the head that do not chain from it, or a head that matches no record,
+    /// are still tampering: never taken over.
+    @Test func recordsThatDoNotChainFromTheHeadAreStillTampering() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(2, to: path)
+        try withFailingHeadWrites(path) {
+            for _ in 0..<2 { _ = try? JSONLinesAuditSink(path: path).append(Self.event(5), at: Timestamp(seconds: 5)) }
+        }
+        let original = try lines(path)
+        var edited = original
+        edited[2] = edited[2].replacingOccurrences(of: "user5", with: "mallory")
+        try rewrite(path, edited)
+        guard case .broken(3, _) = try AuditTrailFile.verify(at: path) else {
+            Issue.record("an edited record past the head is tampering")
+            return
+        }
+        #expect(throws: KeygateError.self) { try JSONLinesAuditSink(path: path).repair(at: Timestamp(seconds: 6)) }
+        #expect(throws: KeygateError.self) {
+            try JSONLinesAuditSink(path: path).append(Self.event(6), at: Timestamp(seconds: 6))
+        }
+        // An edited head: its hash matches no record.
+        try rewrite(path, original)
+        let head = try String(contentsOfFile: path + ".head", encoding: .utf8)
+        let forged = head.replacingOccurrences(of: "\"hash\": \"", with: "\"hash\": \"00")
+        try forged.write(toFile: path + ".head", atomically: false, encoding: .utf8)
+        guard case .broken(2, _) = try AuditTrailFile.verify(at: path) else {
+            Issue.record("an edited head is tampering")
+            return
+        }
+        #expect(throws: KeygateError.self) { try JSONLinesAuditSink(path: path).repair(at: Timestamp(seconds: 6)) }
     }
 
     @Test func groupCommitKeepsEveryRecord() throws {

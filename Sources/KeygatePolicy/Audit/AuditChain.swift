@@ -48,13 +48,22 @@ public struct AuditHead: Hashable, Sendable {
 public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
     /// Every record is in place, in order, unchanged, and the trail ends where its head says.
     case intact(records: Int)
+    /// Every record is in place, in order and unchanged, but the head stops at record `head`:
+    /// the records after it chain correctly from it, so they were written but the head was not
+    /// (a crash or a failed head write). Not tampering: the next record, or `keygate audit
+    /// repair`, brings the head forward and records the recovery.
+    case headBehind(records: Int, head: UInt64)
     /// The chain breaks at this sequence number.
     case broken(sequence: UInt64, reason: String)
 
-    /// `intact (N records)` or `broken at sequence N: reason`.
+    /// `intact (N records)`, `intact (N records), but …` or `broken at sequence N: reason`.
     public var description: String {
         switch self {
         case .intact(let records): "intact (\(records) records)"
+        case .headBehind(let records, let head):
+            "intact (\(records) records), but the head is at record \(head): records \(head + 1)…\(records) were "
+                + "written but the head was not (a crash or a failed head write); the next record or "
+                + "'keygate audit repair' brings it forward"
         case .broken(let sequence, let reason): "broken at sequence \(sequence): \(reason)"
         }
     }
@@ -67,10 +76,13 @@ public enum AuditVerifier {
     /// A deleted or reordered record is reported at the first sequence number out of place;
     /// an edited record at its own sequence number (its hash no longer matches the next
     /// record's `prev`, or the head); records cut off the end at the first missing number.
+    /// Records past the head that chain correctly from it are ``AuditVerification/headBehind(records:head:)``,
+    /// not tampering; a head that matches no record is.
     public static func verify(lines: [String], head: AuditHead?, file: String = "audit trail") -> AuditVerification {
         var expectedSequence: UInt64 = 1
         var expectedPrevious = head?.genesis
         var lastHash = head?.genesis
+        var hashAtHead = head?.sequence == 0 ? head?.genesis : nil
         for (index, line) in lines.enumerated() {
             let record: AuditRecord
             do {
@@ -93,6 +105,7 @@ public enum AuditVerifier {
                     )
             }
             let hash = SHA256.hash(Array(line.utf8)).hexString
+            if record.sequence == head?.sequence { hashAtHead = hash }
             expectedPrevious = hash
             lastHash = hash
             expectedSequence += 1
@@ -103,8 +116,14 @@ public enum AuditVerifier {
                 return .broken(sequence: last + 1, reason: "records \(last + 1)…\(head.sequence) were cut off the end")
             }
             if head.sequence < last {
-                return .broken(
-                    sequence: head.sequence + 1, reason: "records after \(head.sequence) are not in the head")
+                guard hashAtHead == head.hash else {
+                    return .broken(
+                        sequence: head.sequence,
+                        reason:
+                            "the head says record \(head.sequence) has another hash (the head or the record was changed)"
+                    )
+                }
+                return .headBehind(records: lines.count, head: head.sequence)
             }
             if last > 0, head.hash != lastHash {
                 return .broken(sequence: last, reason: "record \(last) was changed (it no longer matches the head)")

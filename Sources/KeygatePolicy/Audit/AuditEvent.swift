@@ -25,6 +25,9 @@ public struct AuditEvent: Hashable, Sendable {
         case tamper
         /// Organisation policy files were (re)loaded.
         case policyReload
+        /// The trail's head was brought forward over records written past it (a crash or a
+        /// failed head write between a record and its head), automatically or by `keygate audit repair`.
+        case recover
     }
 
     /// The item concerned.

@@ -68,9 +68,31 @@ public final class JSONLinesAuditSink: AuditSink {
         pending.withLock { $0 = 0 }
     }
 
-    /// Seals and appends the record.
+    /// Seals and appends the record. When earlier records were written past the head (a crash
+    /// or a failed head write), the head is first brought forward over them and a ``AuditEvent/Kind/recover``
+    /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        guard let record = try write(event, at: time).record else {
+            throw KeygateError(.internalError, "the audit record was not written")
+        }
+        return record
+    }
+
+    /// Brings the head forward over records written past it (a crash or a failed head write),
+    /// and records that as a ``AuditEvent/Kind/recover`` record, as the next append would.
+    /// - Returns: what was done, or nil when the head was where the trail ends.
+    /// - Throws: `errSecIO` when the trail does not chain from its head (tampering is never
+    ///   repaired) or cannot be written.
+    @discardableResult
+    public func repair(at time: Timestamp) throws(KeygateError) -> AuditRepair? {
+        try write(nil, at: time).repair
+    }
+
+    /// Appends `event` (when given) under the lock, after a recovery record when one is due.
+    private func write(_ event: AuditEvent?, at time: Timestamp) throws(KeygateError) -> (
+        record: AuditRecord?, repair: AuditRepair?
+    ) {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
         guard
             let descriptor = try PrivateFile.open(
@@ -79,24 +101,25 @@ public final class JSONLinesAuditSink: AuditSink {
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
         defer { flock(descriptor, LOCK_UN) }
-        var head = try currentHead()
-        let record = head.seal(event, at: time)
-        let bytes = Array((record.line + "\n").utf8)
-        let sizeBefore = lseek(descriptor, 0, SEEK_END)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let error = failure("cannot write to \(path)")
-                // Cut a torn line back off, so the trail still ends where its head says.
-                if sizeBefore >= 0 { _ = ftruncate(descriptor, sizeBefore) }
-                throw error
-            }
-            offset += written
+        var (head, staleHead) = try currentHead()
+        var lines: [String] = []
+        var repair: AuditRepair?
+        if let staleHead {
+            let recovered = head.sequence - staleHead
+            let recovery = head.seal(Self.recoveryEvent(from: staleHead, to: head.sequence), at: time)
+            lines.append(recovery.line)
+            repair = AuditRepair(staleHead: staleHead, recovered: recovered, record: recovery.sequence)
         }
+        var record: AuditRecord?
+        if let event {
+            let sealed = head.seal(event, at: time)
+            lines.append(sealed.line)
+            record = sealed
+        }
+        guard !lines.isEmpty else { return (nil, nil) }
+        try appendLines(lines, to: descriptor)
         let sync: Bool = pending.withLock { count in
-            count += 1
+            count += lines.count
             switch durability {
             case .eachRecord: return true
             case .groupCommit(let records): return count >= max(records, 1)
@@ -107,18 +130,49 @@ public final class JSONLinesAuditSink: AuditSink {
             pending.withLock { $0 = 0 }
         }
         try writeHead(head, sync: sync)
-        return record
+        return (record, repair)
     }
 
-    /// The head, recovered after a crash between the record and the head write; fails when the
-    /// trail does not end where the head says.
-    private func currentHead() throws(KeygateError) -> AuditHead {
+    /// Appends whole lines in one write, cutting a torn write back off.
+    private func appendLines(_ lines: [String], to descriptor: Int32) throws(KeygateError) {
+        let bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
+        let sizeBefore = lseek(descriptor, 0, SEEK_END)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let error = failure("cannot write to \(path)")
+                // Cut a torn line back off, so the trail still ends where its head says.
+                if sizeBefore >= 0 { _ = ftruncate(descriptor, sizeBefore) }
+                throw error
+            }
+            offset += written
+        }
+    }
+
+    static func recoveryEvent(from staleHead: UInt64, to last: UInt64) -> AuditEvent {
+        AuditEvent(
+            kind: .recover, decision: "recovered",
+            reasons: [
+                "headRecovered: the head was at record \(staleHead); records \(staleHead + 1)…\(last) chain from it "
+                    + "but were not in the head (a crash or a failed head write), so the head was moved to \(last)"
+            ], processID: ProcessIdentity.processID, userID: ProcessIdentity.userID)
+    }
+
+    /// The head, and the stale head's sequence number when records were written past it (a
+    /// crash or failed head write) and chain correctly from it. A new trail gets its head
+    /// written before its first record, so a crash never leaves records without a head.
+    /// - Throws: `errSecIO` when the trail does not chain from its head (tampering).
+    private func currentHead() throws(KeygateError) -> (head: AuditHead, staleHead: UInt64?) {
         let lastLine = try Self.lastLine(of: path, privacy: privacy)
         guard let text = try Self.read(headPath, privacy: privacy) else {
             guard lastLine == nil else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
-            return AuditHead(genesis: Sodium.random(32).hexString)
+            let head = AuditHead(genesis: Sodium.random(32).hexString)
+            try writeHead(head, sync: true)
+            return (head, nil)
         }
         let head: AuditHead
         do {
@@ -131,18 +185,23 @@ public final class JSONLinesAuditSink: AuditSink {
                 throw KeygateError(
                     .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")
             }
-            return head
+            return (head, nil)
         }
         let lastHash = Sodium.sha256(Array(lastLine.utf8)).hexString
-        if lastHash == head.hash { return head }
-        // One record past the head: a crash came between writing the record and the head.
-        if let record = try? AuditRecord(line: lastLine, file: path, lineNumber: 0),
-            record.sequence == head.sequence + 1,
-            record.previousHash == head.hash
-        {
-            return AuditHead(genesis: head.genesis, sequence: record.sequence, hash: lastHash)
+        if lastHash == head.hash { return (head, nil) }
+        // Records past the head: accepted when the whole trail chains and they follow the head.
+        let lines = try AuditTrailFile.lines(at: path, privacy: privacy)
+        switch AuditVerifier.verify(lines: lines, head: head, file: path) {
+        case .headBehind(let records, let stale):
+            return (AuditHead(genesis: head.genesis, sequence: UInt64(records), hash: lastHash), stale)
+        case .intact:
+            return (head, nil)
+        case .broken(let sequence, let reason):
+            throw KeygateError(
+                .io,
+                "\(path) does not end where its head says (broken at sequence \(sequence): \(reason)); "
+                    + "run 'keygate audit verify'")
         }
-        throw KeygateError(.io, "\(path) does not end where its head says; run 'keygate audit verify'")
     }
 
     private func writeHead(_ head: AuditHead, sync: Bool) throws(KeygateError) {
@@ -152,7 +211,7 @@ public final class JSONLinesAuditSink: AuditSink {
                 temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, privacy: privacy, status: .io)
         else { throw failure("cannot write \(temporary)") }
         let bytes = Array((head.line + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         let synced = !sync || fsync(descriptor) == 0
         close(descriptor)
         guard written == bytes.count, synced, rename(temporary, headPath) == 0 else {
@@ -224,6 +283,23 @@ extension String {
         var text = self
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
+    }
+}
+
+/// What ``JSONLinesAuditSink/repair(at:)`` (or an append that recovered first) did.
+public struct AuditRepair: Hashable, Sendable {
+    /// The sequence number the head was at.
+    public let staleHead: UInt64
+    /// How many records past it the head was moved over.
+    public let recovered: UInt64
+    /// The sequence number of the ``AuditEvent/Kind/recover`` record that says so.
+    public let record: UInt64
+
+    /// A repair report.
+    public init(staleHead: UInt64, recovered: UInt64, record: UInt64) {
+        self.staleHead = staleHead
+        self.recovered = recovered
+        self.record = record
     }
 }
 

@@ -2,14 +2,19 @@ import Foundation
 import KeygatePolicy
 import KeygateStore
 
-/// `keygate audit show | audit verify`: the decision trail kept next to the store.
+/// `keygate audit show | audit verify | audit repair`: the decision trail kept next to the store.
 enum AuditCommand {
     static let help = """
-        usage: keygate [--audit PATH] audit show | audit verify
+        usage: keygate [--audit PATH] audit show | audit verify | audit repair
 
         show    prints the audit trail, one JSON record a line (never a value or passphrase)
-        verify  checks the hash chain and the head kept beside the trail; exit 0 when intact,
-                9 naming the first broken sequence number otherwise
+        verify  checks the hash chain and the head kept beside the trail; exit 0 when intact
+                (also when records were written past the head by a crash or a failed head
+                write, which it says), 9 naming the first broken sequence number otherwise
+        repair  brings the head forward over records written past it (a crash or a failed
+                head write) and records that in the trail, saying what it did; the next
+                command that writes a record does the same. A trail that does not chain
+                (tampering) is never repaired: exit 9
         """
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
@@ -20,28 +25,58 @@ enum AuditCommand {
                 Console.out(help)
                 return .success
             }
-            guard arguments.positionals.count == 1, ["show", "verify"].contains(arguments.positionals[0]) else {
-                throw Arguments.UsageError(message: "expected 'audit show' or 'audit verify'")
+            guard arguments.positionals.count == 1, ["show", "verify", "repair"].contains(arguments.positionals[0])
+            else {
+                throw Arguments.UsageError(message: "expected 'audit show', 'audit verify' or 'audit repair'")
             }
         } catch {
             return KeygateCommand.fail(usage: error, help: help)
         }
         do throws(KeygateError) {
             let path = try global.auditPath()
-            if arguments.positionals[0] == "show" {
+            switch arguments.positionals[0] {
+            case "show":
                 for line in try AuditTrailFile.lines(at: path) { Console.out(line) }
                 return .success
-            }
-            switch try AuditTrailFile.verify(at: path) {
-            case .intact(let records):
-                Console.out("audit trail \(path): intact (\(records) records)")
-                return .success
-            case .broken(let sequence, let reason):
-                return KeygateCommand.fail(
-                    KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)"))
+            case "repair":
+                return try repair(path)
+            default:
+                return try verify(path)
             }
         } catch {
             return KeygateCommand.fail(error)
+        }
+    }
+
+    static func verify(_ path: String) throws(KeygateError) -> ExitStatus {
+        let verdict = try AuditTrailFile.verify(at: path)
+        if case .broken(let sequence, let reason) = verdict {
+            throw KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)")
+        }
+        Console.out("audit trail \(path): \(verdict)")
+        return .success
+    }
+
+    static func repair(_ path: String) throws(KeygateError) -> ExitStatus {
+        // Tampering is reported as verify reports it, and nothing is written.
+        let verdict = try AuditTrailFile.verify(at: path)
+        switch verdict {
+        case .broken(let sequence, let reason):
+            throw KeygateError(
+                .decode,
+                "audit trail \(path) is broken at sequence \(sequence): \(reason); tampering is not repaired")
+        case .intact:
+            Console.out("audit trail \(path): nothing to repair, \(verdict)")
+            return .success
+        case .headBehind:
+            guard let done = try JSONLinesAuditSink(path: path).repair(at: SystemClock().now()) else {
+                Console.out("audit trail \(path): nothing to repair (another process already did)")
+                return .success
+            }
+            Console.out(
+                "audit trail \(path): repaired: the head was at record \(done.staleHead); moved it over the "
+                    + "\(done.recovered) record(s) written past it, and recorded this as record \(done.record)")
+            return .success
         }
     }
 }

@@ -1,0 +1,39 @@
+import KeygatePolicy
+import Testing
+
+/// The verifier's answers for crashes, anchors and oversized lines (issue 9 points 4, 5, 9).
+@Suite struct AuditVerifierTests {
+    static let genesis = String(repeating: "cd", count: 32)
+
+    /// A trail of `count` records and the head after each one (index 0: the empty trail's).
+    static func trail(_ count: Int, reason: String = "") -> (lines: [String], heads: [AuditHead]) {
+        var head = AuditHead(genesis: genesis)
+        var heads = [head]
+        var lines: [String] = []
+        for index in 1...count {
+            let event = AuditEvent(
+                kind: .read, item: .init(service: "s", account: "a\(index)", accessGroup: "g"), decision: "allow",
+                reasons: reason.isEmpty ? [] : [reason])
+            lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
+            heads.append(head)
+        }
+        return (lines, heads)
+    }
+
+    @Test func recordsPastTheHeadThatChainAreACrashNotTampering() {
+        let (lines, heads) = Self.trail(5)
+        #expect(AuditVerifier.verify(lines: lines, head: heads[3]) == .headBehind(records: 5, head: 3))
+        #expect(AuditVerifier.verify(lines: lines, head: heads[0]) == .headBehind(records: 5, head: 0))
+        #expect(AuditVerifier.verify(lines: lines, head: heads[5]) == .intact(records: 5))
+    }
+
+    @Test func aHeadThatMatchesNoRecordIsTampering() {
+        let (lines, heads) = Self.trail(5)
+        var forged = heads[3]
+        forged.hash = String(repeating: "0", count: 64)
+        guard case .broken(3, _) = AuditVerifier.verify(lines: lines, head: forged) else {
+            Issue.record("an edited head must be tampering")
+            return
+        }
+    }
+}
