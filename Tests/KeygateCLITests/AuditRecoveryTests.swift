@@ -65,3 +65,22 @@ import Testing
         #expect(result.lastErrorLine.contains("tampering is not repaired"))
     }
 }
+
+/// Issue 9 point 5 through the binary: a trail deleted with its head is noticed.
+@Suite struct AuditAnchorCommandTests {
+    @Test func aTrailDeletedWithItsHeadStopsTheStoreAndFailsVerify() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("v".utf8)).status == 0)
+        #expect(try world.run(["get", "--service", "api", "--account", "me"]).status == 0)
+        try FileManager.default.removeItem(atPath: world.audit)
+        try FileManager.default.removeItem(atPath: world.audit + ".head")
+        let verify = try world.run(["audit", "verify"])
+        #expect(verify.status == 9)
+        #expect(verify.lastErrorLine.contains("deleted or restarted"), "\(verify.lastErrorLine)")
+        let read = try world.run(["get", "--service", "api", "--account", "me"])
+        #expect(read.status == 1)
+        #expect(read.stdout.isEmpty)
+        #expect(read.lastErrorLine.contains("deleted or restarted"))
+        #expect(try world.run(["audit", "repair"]).status == 9, "a vanished trail is not repaired")
+    }
+}

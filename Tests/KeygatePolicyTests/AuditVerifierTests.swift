@@ -37,3 +37,33 @@ import Testing
         }
     }
 }
+
+extension AuditVerifierTests {
+    @Test func aTrailThatReachesItsAnchorVerifies() {
+        let (lines, heads) = Self.trail(5)
+        #expect(AuditVerifier.verify(lines: lines, head: heads[5], anchor: heads[5]) == .intact(records: 5))
+        #expect(AuditVerifier.verify(lines: lines, head: heads[5], anchor: heads[2]) == .intact(records: 5))
+    }
+
+    @Test func aTrailThatDoesNotReachItsAnchorIsBroken() {
+        let (lines, heads) = Self.trail(5)
+        // Cut back to 3 records together with the head.
+        guard case .broken(4, _) = AuditVerifier.verify(lines: Array(lines.prefix(3)), head: heads[3], anchor: heads[5])
+        else {
+            Issue.record("records cut with the head must be found")
+            return
+        }
+        // Gone entirely.
+        guard case .broken(1, _) = AuditVerifier.verify(lines: [], head: nil, anchor: heads[5]) else {
+            Issue.record("a vanished trail must be found")
+            return
+        }
+        // Another record at the anchor's place (same genesis).
+        var other = heads[3]
+        other.hash = String(repeating: "1", count: 64)
+        guard case .broken(3, _) = AuditVerifier.verify(lines: lines, head: heads[5], anchor: other) else {
+            Issue.record("a record that differs from the anchor must be found")
+            return
+        }
+    }
+}

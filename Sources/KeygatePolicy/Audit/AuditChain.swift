@@ -78,7 +78,34 @@ public enum AuditVerifier {
     /// record's `prev`, or the head); records cut off the end at the first missing number.
     /// Records past the head that chain correctly from it are ``AuditVerification/headBehind(records:head:)``,
     /// not tampering; a head that matches no record is.
-    public static func verify(lines: [String], head: AuditHead?, file: String = "audit trail") -> AuditVerification {
+    ///
+    /// With an `anchor` (the copy of the head the item store keeps, ``AuditAnchorStore``), a
+    /// trail that does not reach it, started from another genesis, or holds another record at
+    /// its sequence number is broken too: it was deleted, restarted or cut back with its head.
+    /// The anchor may lag the trail.
+    public static func verify(
+        lines: [String], head: AuditHead?, anchor: AuditHead? = nil, file: String = "audit trail"
+    ) -> AuditVerification {
+        let verdict = verifyChain(lines: lines, head: head, file: file)
+        guard let anchor else { return verdict }
+        if case .broken = verdict { return verdict }
+        let genesis = head?.genesis ?? ""
+        let hashes = lines.map { SHA256.hash(Array($0.utf8)).hexString }
+        let reached = AuditHead(genesis: genesis, sequence: UInt64(lines.count), hash: hashes.last ?? genesis)
+        if let problem = reached.mismatch(with: anchor) {
+            let sequence =
+                genesis != anchor.genesis
+                ? 1 : reached.sequence < anchor.sequence ? reached.sequence + 1 : anchor.sequence
+            return .broken(sequence: sequence, reason: problem)
+        }
+        if anchor.sequence > 0, hashes[Int(anchor.sequence) - 1] != anchor.hash {
+            return .broken(
+                sequence: anchor.sequence, reason: "record \(anchor.sequence) does not match the store's anchor")
+        }
+        return verdict
+    }
+
+    private static func verifyChain(lines: [String], head: AuditHead?, file: String) -> AuditVerification {
         var expectedSequence: UInt64 = 1
         var expectedPrevious = head?.genesis
         var lastHash = head?.genesis

@@ -43,6 +43,8 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Whether the trail, its head and their directory must be the effective user's own and
     /// private (``FilePrivacy``).
     public let privacy: FilePrivacy
+    /// Where the trail's anchor is kept (the item store), when anywhere.
+    public let anchors: (any AuditAnchorStore)?
     private let pending = Mutex(0)
 
     /// A sink appending to `path` (created 0600 on first use).
@@ -51,9 +53,17 @@ public final class JSONLinesAuditSink: AuditSink {
     /// user or that others can read or write, or a directory others can write, is refused
     /// (`errSecIO`, naming the path and the fix): someone else could forge records in it. A
     /// FIFO or device in place of either file is refused, never waited on.
-    public init(path: String, durability: Durability = .eachRecord, privacy: FilePrivacy = .ownerOnly) {
+    ///
+    /// With `anchors` (the ``SQLiteItemStore`` the trail audits), the trail's head is also kept
+    /// there after each durable write, and a trail that no longer reaches it (deleted with its
+    /// head, restarted, cut back) is refused (`errSecIO`) instead of being started afresh.
+    public init(
+        path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
+        privacy: FilePrivacy = .ownerOnly
+    ) {
         self.path = path
         self.durability = durability
+        self.anchors = anchors
         self.privacy = privacy
     }
 
@@ -101,7 +111,13 @@ public final class JSONLinesAuditSink: AuditSink {
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
         defer { flock(descriptor, LOCK_UN) }
-        var (head, staleHead) = try currentHead()
+        var (head, staleHead, isNew) = try currentHead()
+        let anchor = try anchors?.auditAnchor(for: path)
+        if let anchor, let problem = head.mismatch(with: anchor) {
+            throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'")
+        }
+        // A new trail's head is written before its first record: a crash never leaves records without one.
+        if isNew { try writeHead(head, sync: true) }
         var lines: [String] = []
         var repair: AuditRepair?
         if let staleHead {
@@ -116,7 +132,13 @@ public final class JSONLinesAuditSink: AuditSink {
             lines.append(sealed.line)
             record = sealed
         }
-        guard !lines.isEmpty else { return (nil, nil) }
+        guard !lines.isEmpty else {
+            if let anchors, anchor != head {
+                guard fsync(descriptor) == 0 else { throw failure("cannot flush \(path)") }
+                try anchors.saveAuditAnchor(head, for: path)
+            }
+            return (nil, nil)
+        }
         try appendLines(lines, to: descriptor)
         let sync: Bool = pending.withLock { count in
             count += lines.count
@@ -130,6 +152,8 @@ public final class JSONLinesAuditSink: AuditSink {
             pending.withLock { $0 = 0 }
         }
         try writeHead(head, sync: sync)
+        // The anchor follows only what is durable, so it may lag the trail but never leads it.
+        if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
         return (record, repair)
     }
 
@@ -164,15 +188,13 @@ public final class JSONLinesAuditSink: AuditSink {
     /// crash or failed head write) and chain correctly from it. A new trail gets its head
     /// written before its first record, so a crash never leaves records without a head.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering).
-    private func currentHead() throws(KeygateError) -> (head: AuditHead, staleHead: UInt64?) {
+    private func currentHead() throws(KeygateError) -> (head: AuditHead, staleHead: UInt64?, isNew: Bool) {
         let lastLine = try Self.lastLine(of: path, privacy: privacy)
         guard let text = try Self.read(headPath, privacy: privacy) else {
             guard lastLine == nil else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
-            let head = AuditHead(genesis: Sodium.random(32).hexString)
-            try writeHead(head, sync: true)
-            return (head, nil)
+            return (AuditHead(genesis: Sodium.random(32).hexString), nil, true)
         }
         let head: AuditHead
         do {
@@ -185,17 +207,17 @@ public final class JSONLinesAuditSink: AuditSink {
                 throw KeygateError(
                     .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")
             }
-            return (head, nil)
+            return (head, nil, false)
         }
         let lastHash = Sodium.sha256(Array(lastLine.utf8)).hexString
-        if lastHash == head.hash { return (head, nil) }
+        if lastHash == head.hash { return (head, nil, false) }
         // Records past the head: accepted when the whole trail chains and they follow the head.
         let lines = try AuditTrailFile.lines(at: path, privacy: privacy)
         switch AuditVerifier.verify(lines: lines, head: head, file: path) {
         case .headBehind(let records, let stale):
-            return (AuditHead(genesis: head.genesis, sequence: UInt64(records), hash: lastHash), stale)
+            return (AuditHead(genesis: head.genesis, sequence: UInt64(records), hash: lastHash), stale, false)
         case .intact:
-            return (head, nil)
+            return (head, nil, false)
         case .broken(let sequence, let reason):
             throw KeygateError(
                 .io,
@@ -336,9 +358,12 @@ public enum AuditTrailFile {
     /// - Throws: `errSecIO` when either file cannot be read, is not a regular file, or (with
     ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private: a trail
     ///   someone else could write proves nothing.
-    public static func verify(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError)
-        -> AuditVerification
-    {
+    ///
+    /// With `anchors` (the item store the trail audits), a trail that does not reach the
+    /// anchor kept there is broken too: deleted with its head, restarted, or cut back.
+    public static func verify(
+        at path: String, anchors: (any AuditAnchorStore)? = nil, privacy: FilePrivacy = .ownerOnly
+    ) throws(KeygateError) -> AuditVerification {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
         let lines = try lines(at: path, privacy: privacy)
         var head: AuditHead?
@@ -351,7 +376,8 @@ public enum AuditTrailFile {
         } else if !lines.isEmpty {
             return .broken(sequence: 1, reason: "the head file \(path).head is missing")
         }
-        return AuditVerifier.verify(lines: lines, head: head, file: path)
+        let anchor = try anchors?.auditAnchor(for: path)
+        return AuditVerifier.verify(lines: lines, head: head, anchor: anchor, file: path)
     }
 }
 

@@ -8,7 +8,8 @@ enum AuditCommand {
         usage: keygate [--audit PATH] audit show | audit verify | audit repair
 
         show    prints the audit trail, one JSON record a line (never a value or passphrase)
-        verify  checks the hash chain and the head kept beside the trail; exit 0 when intact
+        verify  checks the hash chain, the head kept beside the trail and the anchor kept in
+                the store (a trail deleted with its head, or restarted, is broken); exit 0 when intact
                 (also when records were written past the head by a crash or a failed head
                 write, which it says), 9 naming the first broken sequence number otherwise
         repair  brings the head forward over records written past it (a crash or a failed
@@ -39,17 +40,17 @@ enum AuditCommand {
                 for line in try AuditTrailFile.lines(at: path) { Console.out(line) }
                 return .success
             case "repair":
-                return try repair(path)
+                return try repair(path, anchors: Session.anchorStore(global))
             default:
-                return try verify(path)
+                return try verify(path, anchors: Session.anchorStore(global))
             }
         } catch {
             return KeygateCommand.fail(error)
         }
     }
 
-    static func verify(_ path: String) throws(KeygateError) -> ExitStatus {
-        let verdict = try AuditTrailFile.verify(at: path)
+    static func verify(_ path: String, anchors: SQLiteItemStore?) throws(KeygateError) -> ExitStatus {
+        let verdict = try AuditTrailFile.verify(at: path, anchors: anchors)
         if case .broken(let sequence, let reason) = verdict {
             throw KeygateError(.decode, "audit trail \(path) is broken at sequence \(sequence): \(reason)")
         }
@@ -57,9 +58,9 @@ enum AuditCommand {
         return .success
     }
 
-    static func repair(_ path: String) throws(KeygateError) -> ExitStatus {
+    static func repair(_ path: String, anchors: SQLiteItemStore?) throws(KeygateError) -> ExitStatus {
         // Tampering is reported as verify reports it, and nothing is written.
-        let verdict = try AuditTrailFile.verify(at: path)
+        let verdict = try AuditTrailFile.verify(at: path, anchors: anchors)
         switch verdict {
         case .broken(let sequence, let reason):
             throw KeygateError(
@@ -69,7 +70,8 @@ enum AuditCommand {
             Console.out("audit trail \(path): nothing to repair, \(verdict)")
             return .success
         case .headBehind:
-            guard let done = try JSONLinesAuditSink(path: path).repair(at: SystemClock().now()) else {
+            let sink = JSONLinesAuditSink(path: path, anchors: anchors)
+            guard let done = try sink.repair(at: SystemClock().now()) else {
                 Console.out("audit trail \(path): nothing to repair (another process already did)")
                 return .success
             }
