@@ -20,6 +20,8 @@ public final class SQLiteItemStore: ItemStore {
     private let sealingKey: SecretData
     /// The database file.
     public let path: String
+    /// The largest value accepted, in bytes.
+    public let maximumValueLength: Int
 
     /// `$XDG_DATA_HOME/keygate`, else `~/.local/share/keygate`.
     public static func defaultDirectory() throws(KeygateError) -> String {
@@ -40,6 +42,8 @@ public final class SQLiteItemStore: ItemStore {
     ///   - path: the database file; its directory is created 0700 when missing.
     ///   - keyProvider: the sealing key; the default keeps it in `path + ".key"`.
     ///   - busyTimeoutMilliseconds: how long to wait for another process's write lock.
+    ///   - maximumValueLength: the largest value ``insert(_:)`` and ``replace(_:)`` accept
+    ///     (`errSecParam` beyond it).
     ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
     ///     file must belong to the effective user and be private (``FilePrivacy``).
     /// - Throws: ``KeygateError``: `errSecNotAvailable` for a directory or file that is not
@@ -51,9 +55,10 @@ public final class SQLiteItemStore: ItemStore {
     ///   errors.
     public init(
         path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000,
-        privacy: FilePrivacy = .ownerOnly
+        privacy: FilePrivacy = .ownerOnly, maximumValueLength: Int = ItemLimits.defaultMaximumValueLength
     ) throws(KeygateError) {
         self.path = path
+        self.maximumValueLength = maximumValueLength
         try Self.makeDirectories(PrivateFile.directoryName(of: path))
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
         // SQLite opens the -wal and -shm files itself: they must be ours before it does.
@@ -214,6 +219,7 @@ public final class SQLiteItemStore: ItemStore {
     /// Adds items in one transaction.
     @discardableResult
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+        try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
         let key = sealingKey
         let sealed = items.map { item in
             (
@@ -246,6 +252,7 @@ public final class SQLiteItemStore: ItemStore {
     /// Replaces items in one transaction; a collision, a missing item, or an item another
     /// writer changed since it was read rolls back everything.
     public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+        try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
         let key = sealingKey
         let sealed = replacements.map { replacement in
             (

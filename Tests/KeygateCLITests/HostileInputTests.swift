@@ -60,3 +60,24 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: world.audit)).isEmpty)
     }
 }
+
+extension HostileInputTests {
+    /// 200 MB on standard input took 16 s and 847 MB: the value is read with a bound of the
+    /// store's limit (16 MiB) plus one byte, and refused.
+    @Test func aValueOverTheLimitIsRefused() throws {
+        let world = try CLIWorld(password: nil)
+        let result = try world.add("api", "big", Data(count: 16 * 1024 * 1024 + 1))
+        #expect(result.status == 8, "\(result.stderr)")
+        #expect(result.lastErrorLine.contains("larger than the limit of 16 MiB"))
+        #expect(try world.run(["list"]).stdoutText.isEmpty, "nothing was stored")
+    }
+
+    @Test func aContextFileOverOneMiBIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("ctx.json", contents: "{}" + String(repeating: " ", count: 1 << 20))
+        let result = try Self.run(["evaluate", "--context", path])
+        #expect(result.status == 2)
+        #expect(result.lastErrorLine.contains("\(path): the file is larger than 1 MiB"))
+        #expect(result.lastErrorLine.hasSuffix("(errSecParam -50)"))
+    }
+}

@@ -67,3 +67,23 @@ extension AuditVerifierTests {
         }
     }
 }
+
+extension AuditVerifierTests {
+    /// Issue 9 point 9: a line longer than 64 KiB is reported with its line number, even when it chains.
+    @Test func anOversizedLineIsReportedWithItsNumber() {
+        var head = AuditHead(genesis: Self.genesis)
+        var lines: [String] = []
+        for index in 1...3 {
+            let event = AuditEvent(
+                kind: .read, decision: "allow", reasons: index == 2 ? [String(repeating: "y", count: 70_000)] : [])
+            lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
+        }
+        guard case .broken(2, let reason) = AuditVerifier.verify(lines: lines, head: head) else {
+            Issue.record("a line over 64 KiB must be refused")
+            return
+        }
+        #expect(reason.hasPrefix("line 2 is "))
+        #expect(reason.contains("longer than the 65536"))
+        #expect(throws: InputFileError.self) { try AuditRecord(line: lines[1], file: "t", lineNumber: 2) }
+    }
+}

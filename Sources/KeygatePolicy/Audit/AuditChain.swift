@@ -111,6 +111,12 @@ public enum AuditVerifier {
         var lastHash = head?.genesis
         var hashAtHead = head?.sequence == 0 ? head?.genesis : nil
         for (index, line) in lines.enumerated() {
+            guard line.utf8.count <= AuditRecord.maximumLineLength else {
+                return .broken(
+                    sequence: expectedSequence,
+                    reason: "line \(index + 1) is \(line.utf8.count) bytes, longer than the "
+                        + "\(AuditRecord.maximumLineLength) a trail line may hold")
+            }
             let record: AuditRecord
             do {
                 record = try AuditRecord(line: line, file: file, lineNumber: index + 1)

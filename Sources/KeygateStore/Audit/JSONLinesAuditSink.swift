@@ -132,6 +132,12 @@ public final class JSONLinesAuditSink: AuditSink {
             lines.append(sealed.line)
             record = sealed
         }
+        for line in lines where line.utf8.count > AuditRecord.maximumLineLength {
+            throw KeygateError(
+                .io,
+                "the audit record would be \(line.utf8.count) bytes, longer than the \(AuditRecord.maximumLineLength) "
+                    + "a trail line may hold; nothing was written")
+        }
         guard !lines.isEmpty else {
             if let anchors, anchor != head {
                 guard fsync(descriptor) == 0 else { throw failure("cannot flush \(path)") }
@@ -294,6 +300,13 @@ public final class JSONLinesAuditSink: AuditSink {
             if trimmed.contains(10) || size == 0 {
                 let line = trimmed.split(separator: 10, omittingEmptySubsequences: false).last ?? []
                 return String(decoding: line, as: UTF8.self)
+            }
+            // Read no further back than the longest line a trail may hold.
+            guard trimmed.count <= AuditRecord.maximumLineLength else {
+                throw KeygateError(
+                    .io,
+                    "the last line of \(path) is longer than \(AuditRecord.maximumLineLength) bytes; "
+                        + "run 'keygate audit verify'")
             }
         }
         return nil
