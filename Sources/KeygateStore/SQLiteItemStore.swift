@@ -75,9 +75,10 @@ public final class SQLiteItemStore: ItemStore {
         try opened.execute("PRAGMA journal_mode = WAL")
         try opened.execute("PRAGMA synchronous = FULL")
         try SQLiteSchema.migrate(opened)
-        // A new store reaches the database file itself before its key exists, so a key never
-        // sits beside an empty database file.
-        if created { try opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        // A new store's schema reaches the database file itself before its key exists, so a key
+        // seldom sits beside an empty database file (best effort: other processes may hold the
+        // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
+        if created { try? opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
         _ = try count.step()
         let hasItems = count.integer(0) != 0
@@ -98,10 +99,12 @@ public final class SQLiteItemStore: ItemStore {
     private static func refuseLostDatabase(at path: String, keyFile: String) throws(KeygateError) {
         var key = stat()
         guard lstat(keyFile, &key) == 0 else { return }
-        var database = stat()
-        let exists = lstat(path, &database) == 0
+        // The WAL first: a checkpoint writes the database before it empties the WAL, so a
+        // process checkpointing meanwhile cannot make a live store look empty.
         var wal = stat()
         let walSize = lstat(path + "-wal", &wal) == 0 ? wal.st_size : 0
+        var database = stat()
+        let exists = lstat(path, &database) == 0
         guard !exists || (database.st_size == 0 && walSize == 0 && database.st_mode & S_IFMT == S_IFREG) else {
             return
         }

@@ -6,10 +6,13 @@ import Synchronization
 /// beside it in `<path>.head` (so records cut off the end are detected).
 ///
 /// The file is created 0600 and only ever appended to. Several processes may share it: each
-/// append takes an exclusive `flock`, checks that the file still ends where the head says
-/// (or one record further, after a crash between the two writes), seals the event, appends
-/// it and moves the head. A file that does not end where its head says is refused
-/// (`errSecIO`), so a tampered trail stops auditing instead of being extended.
+/// append takes an exclusive `flock`, checks that the file still ends where the head says,
+/// seals the event, appends it and moves the head. Records past the head that chain
+/// correctly from it (a crash or a failed head write between a record and its head) are taken
+/// over, with a ``AuditEvent/Kind/recover`` record first (``repair(at:)`` does the same on
+/// demand). A file that does not chain from its head is refused (`errSecIO`), so a tampered
+/// trail stops auditing instead of being extended; so is one that no longer reaches the
+/// anchor kept in the store (``AuditAnchorStore``), when one is given.
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default) `fsync`s the trail and the head after every

@@ -57,6 +57,8 @@ enum PrivateFile {
         let directory = directoryName(of: path)
         var info = stat()
         guard stat(directory, &info) == 0 else {
+            // A missing directory holds no file to trust or distrust; creating one in it fails on its own.
+            if errno == ENOENT { return }
             throw KeygateError(status, "cannot inspect \(directory): \(String(cString: strerror(errno)))")
         }
         let user = geteuid()
