@@ -46,7 +46,7 @@ import Testing
         let repaired = try world.run(["audit", "repair"])
         #expect(repaired.status == 0, "\(repaired.stderr)")
         #expect(repaired.stdoutText.contains("repaired: the head was at record"))
-        #expect(repaired.stdoutText.contains("record(s) written past it, and recorded this as record"))
+        #expect(repaired.stdoutText.contains("record(s) written past it; recorded this as record"))
         let again = try world.run(["audit", "repair"])
         #expect(again.stdoutText.contains("nothing to repair"))
         #expect(try world.run(["audit", "verify"]).stdoutText.contains("intact"))

@@ -164,6 +164,69 @@ import Testing
         #expect(throws: KeygateError.self) { try JSONLinesAuditSink(path: path).repair(at: Timestamp(seconds: 6)) }
     }
 
+    /// Appends the first `count` bytes of a record line, without its newline: a crash mid-write.
+    func tear(_ path: String, bytes count: Int) throws {
+        var head = AuditHead(genesis: "ff")
+        let line = head.seal(Self.event(99), at: Timestamp(seconds: 99)).line
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(line.utf8.prefix(count)))
+        try handle.close()
+    }
+
+    /// A crash during a write leaves a partial line past the head: not tampering; the next
+    /// append cuts it off and says so.
+    @Test func aPartialLastRecordIsACrashAndIsCutOff() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(2, to: path)
+        try tear(path, bytes: 30)
+        #expect(try AuditTrailFile.verify(at: path) == .tornTail(records: 2, head: 2, bytes: 30))
+        try Self.write(1, to: path)
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
+        let recovery = try AuditTrailFile.records(at: path)[2]
+        #expect(recovery.event.kind == .recover)
+        #expect(
+            recovery.event.reasons == [
+                "tornTailCut: a partial record of 30 bytes past the head (a crash during a write) was cut off"
+            ])
+    }
+
+    @Test func repairCutsAPartialRecordAndMovesTheHead() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(2, to: path)
+        try withFailingHeadWrites(path) {
+            _ = try? JSONLinesAuditSink(path: path).append(Self.event(3), at: Timestamp(seconds: 3))
+        }
+        try tear(path, bytes: 12)
+        #expect(try AuditTrailFile.verify(at: path) == .tornTail(records: 3, head: 2, bytes: 12))
+        let repair = try JSONLinesAuditSink(path: path).repair(at: Timestamp(seconds: 4))
+        #expect(repair == AuditRepair(staleHead: 2, recovered: 1, record: 4, tornBytes: 12))
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
+    }
+
+    /// A record in the head cut short is not a crash: tampering.
+    @Test func aRecordInTheHeadCutShortIsTampering() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        try Self.write(3, to: path)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try String(text.dropLast(20)).write(toFile: path, atomically: false, encoding: .utf8)
+        guard case .broken(3, _) = try AuditTrailFile.verify(at: path) else {
+            Issue.record("a cut record in the head is tampering")
+            return
+        }
+        #expect(throws: KeygateError.self) {
+            try JSONLinesAuditSink(path: path).append(Self.event(4), at: Timestamp(seconds: 4))
+        }
+        // Only the final newline removed: not extended either (it would glue two records).
+        try String(text.dropLast()).write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(throws: KeygateError.self) {
+            try JSONLinesAuditSink(path: path).append(Self.event(4), at: Timestamp(seconds: 4))
+        }
+    }
+
     @Test func groupCommitKeepsEveryRecord() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"

@@ -53,6 +53,11 @@ public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
     /// (a crash or a failed head write). Not tampering: the next record, or `keygate audit
     /// repair`, brings the head forward and records the recovery.
     case headBehind(records: Int, head: UInt64)
+    /// Every complete record is in place (as for ``intact(records:)`` or
+    /// ``headBehind(records:head:)``), and past the head the trail ends in a partial line of
+    /// `bytes` bytes: a crash during a write. Not tampering: the next record, or `keygate audit
+    /// repair`, cuts it off and records that.
+    case tornTail(records: Int, head: UInt64, bytes: Int)
     /// The chain breaks at this sequence number.
     case broken(sequence: UInt64, reason: String)
 
@@ -64,6 +69,9 @@ public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
             "intact (\(records) records), but the head is at record \(head): records \(head + 1)…\(records) were "
                 + "written but the head was not (a crash or a failed head write); the next record or "
                 + "'keygate audit repair' brings it forward"
+        case .tornTail(let records, let head, let bytes):
+            "intact (\(records) records, head at record \(head)), but it ends in a partial record of \(bytes) "
+                + "bytes (a crash during a write); the next record or 'keygate audit repair' cuts it off"
         case .broken(let sequence, let reason): "broken at sequence \(sequence): \(reason)"
         }
     }

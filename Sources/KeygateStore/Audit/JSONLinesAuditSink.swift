@@ -114,7 +114,7 @@ public final class JSONLinesAuditSink: AuditSink {
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
         defer { flock(descriptor, LOCK_UN) }
-        var (head, staleHead, isNew) = try currentHead()
+        var (head, recovery, isNew) = try currentHead(cuttingTornTailOf: descriptor)
         let anchor = try anchors?.auditAnchor(for: path)
         if let anchor, let problem = head.mismatch(with: anchor) {
             throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'")
@@ -123,11 +123,13 @@ public final class JSONLinesAuditSink: AuditSink {
         if isNew { try writeHead(head, sync: true) }
         var lines: [String] = []
         var repair: AuditRepair?
-        if let staleHead {
-            let recovered = head.sequence - staleHead
-            let recovery = head.seal(Self.recoveryEvent(from: staleHead, to: head.sequence), at: time)
-            lines.append(recovery.line)
-            repair = AuditRepair(staleHead: staleHead, recovered: recovered, record: recovery.sequence)
+        if let recovery {
+            let event = Self.recoveryEvent(from: recovery.staleHead, to: head.sequence, tornBytes: recovery.tornBytes)
+            let record = head.seal(event, at: time)
+            lines.append(record.line)
+            repair = AuditRepair(
+                staleHead: recovery.staleHead, recovered: recovery.records, record: record.sequence,
+                tornBytes: recovery.tornBytes)
         }
         var record: AuditRecord?
         if let event {
@@ -184,20 +186,39 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    static func recoveryEvent(from staleHead: UInt64, to last: UInt64) -> AuditEvent {
-        AuditEvent(
-            kind: .recover, decision: "recovered",
-            reasons: [
+    static func recoveryEvent(from staleHead: UInt64, to last: UInt64, tornBytes: Int) -> AuditEvent {
+        var reasons: [String] = []
+        if last > staleHead {
+            reasons.append(
                 "headRecovered: the head was at record \(staleHead); records \(staleHead + 1)…\(last) chain from it "
-                    + "but were not in the head (a crash or a failed head write), so the head was moved to \(last)"
-            ], processID: ProcessIdentity.processID, userID: ProcessIdentity.userID)
+                    + "but were not in the head (a crash or a failed head write), so the head was moved to \(last)")
+        }
+        if tornBytes > 0 {
+            reasons.append(
+                "tornTailCut: a partial record of \(tornBytes) bytes past the head (a crash during a write) was cut off"
+            )
+        }
+        return AuditEvent(
+            kind: .recover, decision: "recovered", reasons: reasons, processID: ProcessIdentity.processID,
+            userID: ProcessIdentity.userID)
     }
 
-    /// The head, and the stale head's sequence number when records were written past it (a
-    /// crash or failed head write) and chain correctly from it. A new trail gets its head
-    /// written before its first record, so a crash never leaves records without a head.
+    /// What a recovery takes over: records past the stale head, and a torn partial line.
+    private struct Recovery {
+        var staleHead: UInt64
+        var records: UInt64
+        var tornBytes: Int
+    }
+
+    /// The head, and what must be recovered first: records written past the head (a crash or
+    /// a failed head write) that chain correctly from it, and a partial last line past the head
+    /// (a crash during a write), which is cut off `descriptor`'s file. A new trail's head is
+    /// written (by the caller) before its first record, so a crash never leaves records
+    /// without a head.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering).
-    private func currentHead() throws(KeygateError) -> (head: AuditHead, staleHead: UInt64?, isNew: Bool) {
+    private func currentHead(cuttingTornTailOf descriptor: Int32) throws(KeygateError) -> (
+        head: AuditHead, recovery: Recovery?, isNew: Bool
+    ) {
         let lastLine = try Self.lastLine(of: path, privacy: privacy)
         guard let text = try Self.read(headPath, privacy: privacy) else {
             guard lastLine == nil else {
@@ -218,21 +239,34 @@ public final class JSONLinesAuditSink: AuditSink {
             }
             return (head, nil, false)
         }
-        let lastHash = Sodium.sha256(Array(lastLine.utf8)).hexString
-        if lastHash == head.hash { return (head, nil, false) }
-        // Records past the head: accepted when the whole trail chains and they follow the head.
-        let lines = try AuditTrailFile.lines(at: path, privacy: privacy)
-        switch AuditVerifier.verify(lines: lines, head: head, file: path) {
-        case .headBehind(let records, let stale):
-            return (AuditHead(genesis: head.genesis, sequence: UInt64(records), hash: lastHash), stale, false)
-        case .intact:
-            return (head, nil, false)
-        case .broken(let sequence, let reason):
+        let lastHash = Sodium.sha256(Array(lastLine.line.utf8)).hexString
+        if lastHash == head.hash && lastLine.terminated { return (head, nil, false) }
+        // Records past the head: taken over when the whole trail chains and they follow the head.
+        let contents = try AuditTrailFile.contents(at: path, privacy: privacy)
+        if case .broken(let sequence, let reason) = AuditTrailFile.verify(contents, head: head, anchor: nil, file: path)
+        {
             throw KeygateError(
                 .io,
                 "\(path) does not end where its head says (broken at sequence \(sequence): \(reason)); "
                     + "run 'keygate audit verify'")
         }
+        // Not broken: every complete line chains, and the head is one of them.
+        var current = head
+        var recovery = Recovery(staleHead: head.sequence, records: 0, tornBytes: 0)
+        let records = UInt64(contents.lines.count)
+        if records > head.sequence, let last = contents.lines.last {
+            current = AuditHead(
+                genesis: head.genesis, sequence: records, hash: Sodium.sha256(Array(last.utf8)).hexString)
+            recovery.records = records - head.sequence
+        }
+        if let torn = contents.tornTail {
+            let size = lseek(descriptor, 0, SEEK_END)
+            guard size >= torn, ftruncate(descriptor, size - off_t(torn)) == 0 else {
+                throw failure("cannot cut the partial record off \(path)")
+            }
+            recovery.tornBytes = torn
+        }
+        return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil, false)
     }
 
     private func writeHead(_ head: AuditHead, sync: Bool) throws(KeygateError) {
@@ -265,6 +299,11 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// The whole contents of a file (a private regular file), or nil when it does not exist.
     static func read(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> String? {
+        try readBytes(path, privacy: privacy).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The whole contents of a file (a private regular file) as bytes, or nil when it does not exist.
+    static func readBytes(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> [UInt8]? {
         guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
             return nil
         }
@@ -278,11 +317,14 @@ public final class JSONLinesAuditSink: AuditSink {
             guard got > 0 else { break }
             bytes += chunk[0..<got]
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
-    /// The last non-empty line of a file, read from its end; nil for an empty or missing file.
-    static func lastLine(of path: String, privacy: FilePrivacy) throws(KeygateError) -> String? {
+    /// The last non-empty line of a file, read from its end, and whether a newline ends it;
+    /// nil for an empty or missing file.
+    static func lastLine(of path: String, privacy: FilePrivacy) throws(KeygateError) -> (
+        line: String, terminated: Bool
+    )? {
         guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
             return nil
         }
@@ -302,7 +344,7 @@ public final class JSONLinesAuditSink: AuditSink {
             let trimmed = tail.last == 10 ? tail.dropLast() : tail[...]
             if trimmed.contains(10) || size == 0 {
                 let line = trimmed.split(separator: 10, omittingEmptySubsequences: false).last ?? []
-                return String(decoding: line, as: UTF8.self)
+                return (String(decoding: line, as: UTF8.self), tail.last == 10)
             }
             // Read no further back than the longest line a trail may hold.
             guard trimmed.count <= AuditRecord.maximumLineLength else {
@@ -333,11 +375,15 @@ public struct AuditRepair: Hashable, Sendable {
     /// The sequence number of the ``AuditEvent/Kind/recover`` record that says so.
     public let record: UInt64
 
+    /// The length of a partial last line (a crash during a write) that was cut off, or 0.
+    public let tornBytes: Int
+
     /// A repair report.
-    public init(staleHead: UInt64, recovered: UInt64, record: UInt64) {
+    public init(staleHead: UInt64, recovered: UInt64, record: UInt64, tornBytes: Int = 0) {
         self.staleHead = staleHead
         self.recovered = recovered
         self.record = record
+        self.tornBytes = tornBytes
     }
 }
 
@@ -349,6 +395,35 @@ public enum AuditTrailFile {
     public static func lines(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError) -> [String] {
         guard let text = try JSONLinesAuditSink.read(path, privacy: privacy) else { return [] }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
+    }
+
+    /// A trail's complete (newline-terminated, non-empty) lines, and the byte length of a
+    /// partial last line without its newline, when there is one (a crash during a write).
+    struct Contents {
+        var lines: [String]
+        var tornTail: Int?
+    }
+
+    static func contents(at path: String, privacy: FilePrivacy) throws(KeygateError) -> Contents {
+        guard let bytes = try JSONLinesAuditSink.readBytes(path, privacy: privacy), !bytes.isEmpty else {
+            return Contents(lines: [], tornTail: nil)
+        }
+        var parts = bytes.split(separator: 10, omittingEmptySubsequences: false)
+        var torn: Int?
+        if bytes.last != 10, let last = parts.popLast() { torn = last.count }
+        let lines = parts.filter { !$0.isEmpty }.map { String(decoding: $0, as: UTF8.self) }
+        return Contents(lines: lines, tornTail: torn)
+    }
+
+    /// Verifies `contents`: a partial last line past the head is a crash (``AuditVerification/tornTail(records:head:bytes:)``).
+    static func verify(_ contents: Contents, head: AuditHead?, anchor: AuditHead?, file: String) -> AuditVerification {
+        let verdict = AuditVerifier.verify(lines: contents.lines, head: head, anchor: anchor, file: file)
+        guard let torn = contents.tornTail, let head else { return verdict }
+        switch verdict {
+        case .intact(let records): return .tornTail(records: records, head: head.sequence, bytes: torn)
+        case .headBehind(let records, let stale): return .tornTail(records: records, head: stale, bytes: torn)
+        case .tornTail, .broken: return verdict
+        }
     }
 
     /// The records, parsed.
@@ -381,7 +456,7 @@ public enum AuditTrailFile {
         at path: String, anchors: (any AuditAnchorStore)? = nil, privacy: FilePrivacy = .ownerOnly
     ) throws(KeygateError) -> AuditVerification {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
-        let lines = try lines(at: path, privacy: privacy)
+        let contents = try contents(at: path, privacy: privacy)
         var head: AuditHead?
         if let text = try JSONLinesAuditSink.read(path + ".head", privacy: privacy) {
             do {
@@ -389,11 +464,11 @@ public enum AuditTrailFile {
             } catch {
                 return .broken(sequence: 1, reason: "the head file is damaged: \(error)")
             }
-        } else if !lines.isEmpty {
+        } else if !contents.lines.isEmpty || contents.tornTail != nil {
             return .broken(sequence: 1, reason: "the head file \(path).head is missing")
         }
         let anchor = try anchors?.auditAnchor(for: path)
-        return AuditVerifier.verify(lines: lines, head: head, anchor: anchor, file: path)
+        return verify(contents, head: head, anchor: anchor, file: path)
     }
 }
 

@@ -69,15 +69,16 @@ enum AuditCommand {
         case .intact:
             Console.out("audit trail \(path): nothing to repair, \(verdict)")
             return .success
-        case .headBehind:
+        case .headBehind, .tornTail:
             let sink = JSONLinesAuditSink(path: path, anchors: anchors)
             guard let done = try sink.repair(at: SystemClock().now()) else {
                 Console.out("audit trail \(path): nothing to repair (another process already did)")
                 return .success
             }
-            Console.out(
-                "audit trail \(path): repaired: the head was at record \(done.staleHead); moved it over the "
-                    + "\(done.recovered) record(s) written past it, and recorded this as record \(done.record)")
+            var what =
+                "the head was at record \(done.staleHead); moved it over the \(done.recovered) record(s) written past it"
+            if done.tornBytes > 0 { what += ", cut off a partial record of \(done.tornBytes) bytes" }
+            Console.out("audit trail \(path): repaired: \(what); recorded this as record \(done.record)")
             return .success
         }
     }
