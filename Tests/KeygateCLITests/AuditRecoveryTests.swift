@@ -81,6 +81,13 @@ import Testing
         #expect(read.status == 1)
         #expect(read.stdout.isEmpty)
         #expect(read.lastErrorLine.contains("deleted or restarted"))
-        #expect(try world.run(["audit", "repair"]).status == 9, "a vanished trail is not repaired")
+        let repair = try world.run(["audit", "repair"])
+        #expect(repair.status == 9, "a vanished trail is not repaired unasked")
+        #expect(repair.lastErrorLine.contains("--restart"))
+        let restart = try world.run(["audit", "repair", "--restart"])
+        #expect(restart.status == 0, "\(restart.stderr)")
+        #expect(restart.stdoutText.contains("replaced the store's anchor"))
+        #expect(try world.run(["get", "--service", "api", "--account", "me"]).stdout == Data("v".utf8))
+        #expect(try world.run(["audit", "verify"]).stdoutText.contains("intact"))
     }
 }

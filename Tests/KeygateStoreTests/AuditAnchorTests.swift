@@ -92,6 +92,24 @@ import Testing
         #expect(reason.contains("records 3…5 are missing"))
     }
 
+    /// A trail lost on purpose is accepted only when asked, and the trail says which anchor it replaced.
+    @Test func aRestartIsAcceptedOnlyWhenAsked() throws {
+        let world = try World()
+        try world.append(3)
+        try world.removeTrail()
+        let sink = JSONLinesAuditSink(path: world.trail, anchors: world.store)
+        #expect(throws: KeygateError.self) { try sink.repair(at: Timestamp(seconds: 9)) }
+        let repair = try #require(try sink.repair(at: Timestamp(seconds: 9), restartingAnchor: true))
+        #expect(repair.anchorRestarted)
+        #expect(repair.record == 1)
+        #expect(try world.verify() == .intact(records: 1))
+        let record = try AuditTrailFile.records(at: world.trail)[0]
+        #expect(record.event.kind == .recover && record.event.decision == "restarted")
+        #expect(record.event.reasons.first?.contains("reached record 3") == true)
+        try world.append(1)
+        #expect(try world.verify() == .intact(records: 2))
+    }
+
     /// The anchor may lag (records written without it, or a crash before it was saved): never tampering.
     @Test func aLaggingAnchorIsNotTampering() throws {
         let world = try World()

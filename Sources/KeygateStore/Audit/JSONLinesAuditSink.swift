@@ -97,15 +97,20 @@ public final class JSONLinesAuditSink: AuditSink {
     /// - Returns: what was done, or nil when the head was where the trail ends.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering is never
     ///   repaired) or cannot be written.
+    ///
+    /// With `restartingAnchor`, a trail that no longer reaches the anchor kept in the store (it
+    /// was deleted with its head, or restarted) is accepted as it is, provided its own chain is
+    /// intact: a ``AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
+    /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
-    public func repair(at time: Timestamp) throws(KeygateError) -> AuditRepair? {
-        try write(nil, at: time).repair
+    public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
+        try write(nil, at: time, restartingAnchor: restartingAnchor).repair
     }
 
     /// Appends `event` (when given) under the lock, after a recovery record when one is due.
-    private func write(_ event: AuditEvent?, at time: Timestamp) throws(KeygateError) -> (
-        record: AuditRecord?, repair: AuditRepair?
-    ) {
+    private func write(_ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError)
+        -> (record: AuditRecord?, repair: AuditRepair?)
+    {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
         guard
             let descriptor = try PrivateFile.open(
@@ -114,13 +119,21 @@ public final class JSONLinesAuditSink: AuditSink {
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
         defer { flock(descriptor, LOCK_UN) }
-        var (head, recovery, isNew) = try currentHead(cuttingTornTailOf: descriptor)
+        var (head, recovery, isNew) = try currentHead()
         let anchor = try anchors?.auditAnchor(for: path)
+        var replacedAnchor: String?
         if let anchor, let problem = head.mismatch(with: anchor) {
-            throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'")
+            guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }
+            replacedAnchor = problem
         }
         // A new trail's head is written before its first record: a crash never leaves records without one.
         if isNew { try writeHead(head, sync: true) }
+        if let torn = recovery?.tornBytes, torn > 0 {
+            let size = lseek(descriptor, 0, SEEK_END)
+            guard size >= torn, ftruncate(descriptor, size - off_t(torn)) == 0 else {
+                throw failure("cannot cut the partial record off \(path)")
+            }
+        }
         var lines: [String] = []
         var repair: AuditRepair?
         if let recovery {
@@ -130,6 +143,20 @@ public final class JSONLinesAuditSink: AuditSink {
             repair = AuditRepair(
                 staleHead: recovery.staleHead, recovered: recovery.records, record: record.sequence,
                 tornBytes: recovery.tornBytes)
+        }
+        if let replacedAnchor {
+            let before = head.sequence
+            let event = AuditEvent(
+                kind: .recover, decision: "restarted",
+                reasons: [
+                    "anchorRestarted: \(replacedAnchor); this trail was accepted as it is by "
+                        + "'keygate audit repair --restart'"
+                ], processID: ProcessIdentity.processID, userID: ProcessIdentity.userID)
+            let record = head.seal(event, at: time)
+            lines.append(record.line)
+            repair = AuditRepair(
+                staleHead: repair?.staleHead ?? before, recovered: repair?.recovered ?? 0, record: record.sequence,
+                tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true)
         }
         var record: AuditRecord?
         if let event {
@@ -212,11 +239,11 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// The head, and what must be recovered first: records written past the head (a crash or
     /// a failed head write) that chain correctly from it, and a partial last line past the head
-    /// (a crash during a write), which is cut off `descriptor`'s file. A new trail's head is
+    /// (a crash during a write), which the caller cuts off. A new trail's head is
     /// written (by the caller) before its first record, so a crash never leaves records
     /// without a head.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering).
-    private func currentHead(cuttingTornTailOf descriptor: Int32) throws(KeygateError) -> (
+    private func currentHead() throws(KeygateError) -> (
         head: AuditHead, recovery: Recovery?, isNew: Bool
     ) {
         let lastLine = try Self.lastLine(of: path, privacy: privacy)
@@ -259,13 +286,7 @@ public final class JSONLinesAuditSink: AuditSink {
                 genesis: head.genesis, sequence: records, hash: Sodium.sha256(Array(last.utf8)).hexString)
             recovery.records = records - head.sequence
         }
-        if let torn = contents.tornTail {
-            let size = lseek(descriptor, 0, SEEK_END)
-            guard size >= torn, ftruncate(descriptor, size - off_t(torn)) == 0 else {
-                throw failure("cannot cut the partial record off \(path)")
-            }
-            recovery.tornBytes = torn
-        }
+        recovery.tornBytes = contents.tornTail ?? 0
         return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil, false)
     }
 
@@ -378,12 +399,18 @@ public struct AuditRepair: Hashable, Sendable {
     /// The length of a partial last line (a crash during a write) that was cut off, or 0.
     public let tornBytes: Int
 
+    /// Whether the store's anchor was replaced by this trail's head (`restartingAnchor`).
+    public let anchorRestarted: Bool
+
     /// A repair report.
-    public init(staleHead: UInt64, recovered: UInt64, record: UInt64, tornBytes: Int = 0) {
+    public init(
+        staleHead: UInt64, recovered: UInt64, record: UInt64, tornBytes: Int = 0, anchorRestarted: Bool = false
+    ) {
         self.staleHead = staleHead
         self.recovered = recovered
         self.record = record
         self.tornBytes = tornBytes
+        self.anchorRestarted = anchorRestarted
     }
 }
 

@@ -5,7 +5,7 @@ import KeygateStore
 /// `keygate audit show | audit verify | audit repair`: the decision trail kept next to the store.
 enum AuditCommand {
     static let help = """
-        usage: keygate [--audit PATH] audit show | audit verify | audit repair
+        usage: keygate [--audit PATH] audit show | audit verify | audit repair [--restart]
 
         show    prints the audit trail, one JSON record a line (never a value or passphrase)
         verify  checks the hash chain, the head kept beside the trail and the anchor kept in
@@ -16,12 +16,19 @@ enum AuditCommand {
                 head write) and records that in the trail, saying what it did; the next
                 command that writes a record does the same. A trail that does not chain
                 (tampering) is never repaired: exit 9
+                --restart: also accept a trail that no longer reaches the store's anchor
+                (deleted with its head, or restarted) when its own chain is intact; the
+                trail records which anchor it replaced
         """
+
+    static let options: [Arguments.Option] = [
+        .init(name: "restart", takesValue: false, help: "accept a trail that no longer reaches the store's anchor")
+    ]
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         let arguments: Arguments
         do throws(Arguments.UsageError) {
-            arguments = try Arguments(words, options: [])
+            arguments = try Arguments(words, options: options)
             if arguments.wantsHelp {
                 Console.out(help)
                 return .success
@@ -40,7 +47,8 @@ enum AuditCommand {
                 for line in try AuditTrailFile.lines(at: path) { Console.out(line) }
                 return .success
             case "repair":
-                return try repair(path, anchors: Session.anchorStore(global))
+                return try repair(
+                    path, anchors: Session.anchorStore(global), restart: arguments.flags.contains("restart"))
             default:
                 return try verify(path, anchors: Session.anchorStore(global))
             }
@@ -58,27 +66,40 @@ enum AuditCommand {
         return .success
     }
 
-    static func repair(_ path: String, anchors: SQLiteItemStore?) throws(KeygateError) -> ExitStatus {
-        // Tampering is reported as verify reports it, and nothing is written.
-        let verdict = try AuditTrailFile.verify(at: path, anchors: anchors)
+    static func repair(_ path: String, anchors: SQLiteItemStore?, restart: Bool) throws(KeygateError) -> ExitStatus {
+        // Tampering is reported as verify reports it, and nothing is written; --restart looks
+        // at the trail's own chain only.
+        let verdict = try AuditTrailFile.verify(at: path, anchors: restart ? nil : anchors)
         switch verdict {
         case .broken(let sequence, let reason):
+            // Only the anchor is missed when the trail's own chain is intact: say how to accept it.
+            var hint = ""
+            if !restart, anchors != nil, try AuditTrailFile.verify(at: path).isIntactOrRecoverable {
+                hint = "; if the trail was lost on purpose, 'keygate audit repair --restart' accepts it as it is"
+            }
             throw KeygateError(
                 .decode,
-                "audit trail \(path) is broken at sequence \(sequence): \(reason); tampering is not repaired")
-        case .intact:
+                "audit trail \(path) is broken at sequence \(sequence): \(reason); tampering is not repaired\(hint)")
+        case .intact where !restart:
             Console.out("audit trail \(path): nothing to repair, \(verdict)")
             return .success
-        case .headBehind, .tornTail:
+        case .intact, .headBehind, .tornTail:
             let sink = JSONLinesAuditSink(path: path, anchors: anchors)
-            guard let done = try sink.repair(at: SystemClock().now()) else {
-                Console.out("audit trail \(path): nothing to repair (another process already did)")
+            guard let done = try sink.repair(at: SystemClock().now(), restartingAnchor: restart) else {
+                Console.out("audit trail \(path): nothing to repair, \(verdict)")
                 return .success
             }
-            var what =
-                "the head was at record \(done.staleHead); moved it over the \(done.recovered) record(s) written past it"
-            if done.tornBytes > 0 { what += ", cut off a partial record of \(done.tornBytes) bytes" }
-            Console.out("audit trail \(path): repaired: \(what); recorded this as record \(done.record)")
+            var what: [String] = []
+            if done.recovered > 0 {
+                what.append(
+                    "the head was at record \(done.staleHead); moved it over the \(done.recovered) record(s) written past it"
+                )
+            }
+            if done.tornBytes > 0 { what.append("cut off a partial record of \(done.tornBytes) bytes") }
+            if done.anchorRestarted { what.append("replaced the store's anchor with this trail's head") }
+            Console.out(
+                "audit trail \(path): repaired: \(what.joined(separator: ", ")); recorded this as record \(done.record)"
+            )
             return .success
         }
     }
@@ -102,5 +123,13 @@ enum LockCommand {
         } catch {
             return KeygateCommand.fail(KeygateError(.io, "\(error)"))
         }
+    }
+}
+
+extension AuditVerification {
+    /// Not broken: intact, or a crash the next record (or `audit repair`) recovers from.
+    var isIntactOrRecoverable: Bool {
+        if case .broken = self { return false }
+        return true
     }
 }
