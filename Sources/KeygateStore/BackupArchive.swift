@@ -7,7 +7,9 @@ public import KeygatePolicy
 /// the passphrase with Argon2id (libsodium `crypto_pwhash`); everything before the ciphertext
 /// is its associated data, so a changed header does not open either. The plaintext is built
 /// in wiped memory. A wrong passphrase and a damaged file are both `errSecDecode`, and
-/// nothing of a backup is used unless all of it opens.
+/// nothing of a backup is used unless all of it opens. A header asking for more than
+/// ``maximumOperations`` passes or ``maximumMemory`` bytes is refused (`errSecDecode`) before
+/// any key derivation.
 public enum BackupArchive {
     /// How hard the passphrase is to guess offline.
     public enum Strength: Sendable {
@@ -33,8 +35,10 @@ public enum BackupArchive {
 
     static let magic = Array("KGBACKUP1".utf8)
     static let payloadMagic = Array("KGITEMS1".utf8)
-    static let maximumOperations: UInt64 = 64
-    static let maximumMemory = 1 << 30
+    /// The most Argon2id passes a backup header may ask for (export writes 3).
+    public static let maximumOperations: UInt64 = 10
+    /// The most Argon2id memory a backup header may ask for: 256 MiB, what export writes.
+    public static let maximumMemory = 256 << 20
 
     /// Seals `entries` under `passphrase`.
     /// - Throws: `errSecParam` for an empty passphrase; `errSecAllocate` if key derivation runs out of memory.
@@ -65,8 +69,12 @@ public enum BackupArchive {
         var reader = ByteReader(bytes: bytes, position: magic.count)
         let operations = try reader.uint64()
         let memory = try reader.uint64()
+        // Checked before any key-derivation work: a crafted header must not buy minutes of Argon2id.
         guard operations >= 1, operations <= maximumOperations, memory >= 8192, memory <= UInt64(maximumMemory) else {
-            throw KeygateError(.decode, "the backup's key-derivation parameters are out of range")
+            throw KeygateError(
+                .decode,
+                "the backup's key-derivation parameters are out of range (\(operations) passes over \(memory) bytes; "
+                    + "at most \(maximumOperations) passes over \(maximumMemory >> 20) MiB): not a Keygate backup")
         }
         let salt = Array(bytes[reader.position..<reader.position + Sodium.saltLength])
         let header = Array(bytes[0..<headerLength])

@@ -10,9 +10,13 @@ public final class InMemoryItemStore: ItemStore {
     }
 
     private let state = Mutex(State())
+    /// The largest value accepted, in bytes.
+    public let maximumValueLength: Int
 
-    /// An empty store.
-    public init() {}
+    /// An empty store accepting values up to `maximumValueLength` bytes.
+    public init(maximumValueLength: Int = ItemLimits.defaultMaximumValueLength) {
+        self.maximumValueLength = maximumValueLength
+    }
 
     /// The items matching `filter`, in the order they were added.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
@@ -33,7 +37,8 @@ public final class InMemoryItemStore: ItemStore {
     /// Adds items, all or none.
     @discardableResult
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
-        try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
+        try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
+        return try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
             var next = state
             var records: [ItemRecord] = []
             for item in items {
@@ -52,6 +57,7 @@ public final class InMemoryItemStore: ItemStore {
 
     /// Replaces items, all or none.
     public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+        try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
         try state.withLock { (state: inout State) throws(KeygateError) in
             var next = state
             for replacement in replacements {

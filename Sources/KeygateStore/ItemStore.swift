@@ -21,6 +21,9 @@ public import KeygatePolicy
 ///   behind the store's back, fails with `errSecDecode`, never with a value.
 /// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
 ///   copies are wiped when released.
+/// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
+///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
+///   `errSecParam` and a message giving the limit, and change nothing.
 /// - **Fail closed.** Every failure is a thrown ``KeygateError`` with the status of spec
 ///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
 ///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
@@ -47,5 +50,27 @@ extension ItemStore {
     /// Opens the value and discards it at once (the copy is wiped when released).
     public func verify(_ item: ItemRecord) throws(KeygateError) {
         _ = try open(item)
+    }
+}
+
+/// The size limits every ``ItemStore`` backend of this package enforces.
+public enum ItemLimits {
+    /// The largest item value a store accepts unless configured otherwise: 16 MiB.
+    public static let defaultMaximumValueLength = 16 << 20
+
+    /// Refuses values longer than `maximum` bytes.
+    /// - Throws: `errSecParam` naming the item and the limit.
+    static func check(_ values: [(ItemIdentity, Int)], maximum: Int) throws(KeygateError) {
+        for (identity, length) in values where length > maximum {
+            throw KeygateError(
+                .param,
+                "the value of \(identity) is \(length) bytes, more than the store's limit of \(describe(maximum)); "
+                    + "nothing was changed")
+        }
+    }
+
+    /// `16 MiB (16777216 bytes)`, or a byte count.
+    static func describe(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB (\(bytes) bytes)" : "\(bytes) bytes"
     }
 }

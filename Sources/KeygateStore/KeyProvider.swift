@@ -21,19 +21,26 @@ public struct KeyFileProvider: KeyProvider {
     /// Whether a missing key file may be created (false: a missing key is an error).
     public let createsMissingKey: Bool
 
+    /// Whether the key file and its directory must belong to the effective user (``FilePrivacy``);
+    /// a key file readable by others is refused either way.
+    public let privacy: FilePrivacy
+
     /// A provider for the key file at `path`; it creates the file when missing if `createsMissingKey`.
-    public init(path: String, createsMissingKey: Bool = true) {
+    public init(path: String, createsMissingKey: Bool = true, privacy: FilePrivacy = .ownerOnly) {
         self.path = path
         self.createsMissingKey = createsMissingKey
+        self.privacy = privacy
     }
 
     /// Reads the key, creating the file with a fresh random key when it does not exist.
     /// - Throws: `errSecNotAvailable` when the file cannot be read or created, has the wrong
-    ///   length, or is readable by other users.
+    ///   length, is not a regular file, is readable by other users, or (with
+    ///   ``FilePrivacy/ownerOnly``) it or its directory is not the effective user's own.
     public func key() throws(KeygateError) -> SecretData {
+        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
         for _ in 0..<50 {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            if descriptor >= 0 {
+            // Non-blocking and checked: a FIFO or device in its place is refused, never waited on.
+            if let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .notAvailable) {
                 defer { close(descriptor) }
                 var status = stat()
                 guard fstat(descriptor, &status) == 0 else { throw failure("cannot inspect") }
@@ -54,7 +61,6 @@ public struct KeyFileProvider: KeyProvider {
                 guard got == Sodium.keyLength else { throw failure("could not be read completely") }
                 return key
             }
-            guard errno == ENOENT else { throw failure("cannot be read: \(String(cString: strerror(errno)))") }
             guard createsMissingKey else {
                 throw failure("is missing, but the store already holds items sealed under it; restore it from a backup")
             }

@@ -15,11 +15,13 @@ import Synchronization
 ///   one AEAD open.
 /// - A corrupt or foreign file fails to open with a clear error and is not changed.
 public final class SQLiteItemStore: ItemStore {
-    private let connection: Mutex<SQLiteConnection>
-    private let keyProvider: any KeyProvider
-    private let cachedKey = Mutex<SecretData?>(nil)
+    let connection: Mutex<SQLiteConnection>
+    /// The sealing key, read and checked at open (wiped when the store is released).
+    private let sealingKey: SecretData
     /// The database file.
     public let path: String
+    /// The largest value accepted, in bytes.
+    public let maximumValueLength: Int
 
     /// `$XDG_DATA_HOME/keygate`, else `~/.local/share/keygate`.
     public static func defaultDirectory() throws(KeygateError) -> String {
@@ -35,58 +37,98 @@ public final class SQLiteItemStore: ItemStore {
     /// The default database, `items.db` in ``defaultDirectory()``.
     public static func defaultPath() throws(KeygateError) -> String { try defaultDirectory() + "/items.db" }
 
-    /// Opens (creating when needed) the database at `path`.
+    /// Opens (creating when needed) the database at `path`, and checks its key.
     /// - Parameters:
     ///   - path: the database file; its directory is created 0700 when missing.
     ///   - keyProvider: the sealing key; the default keeps it in `path + ".key"`.
     ///   - busyTimeoutMilliseconds: how long to wait for another process's write lock.
-    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a corrupt or newer database or an
-    ///   unusable key, `errSecIO` for I/O errors.
+    ///   - maximumValueLength: the largest value ``insert(_:)`` and ``replace(_:)`` accept
+    ///     (`errSecParam` beyond it).
+    ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
+    ///     file must belong to the effective user and be private (``FilePrivacy``).
+    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a directory or file that is not
+    ///   private, not the user's own or not a regular file (naming it and the fix), a corrupt or
+    ///   newer database, an
+    ///   unusable key, or a database that is missing or empty beside an existing key file (the
+    ///   key says the store held items); `errSecDecode` for a key that is not this store's (its
+    ///   key-check value does not open), refused before anything is written; `errSecIO` for I/O
+    ///   errors.
     public init(
-        path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000
+        path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000,
+        privacy: FilePrivacy = .ownerOnly, maximumValueLength: Int = ItemLimits.defaultMaximumValueLength
     ) throws(KeygateError) {
         self.path = path
-        try Self.prepareFile(at: path)
+        self.maximumValueLength = maximumValueLength
+        try Self.makeDirectories(PrivateFile.directoryName(of: path))
+        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
+        // SQLite opens the -wal and -shm files itself: they must be ours before it does.
+        for file in [path, path + "-wal", path + "-shm"] {
+            try PrivateFile.inspect(file, privacy: privacy, status: .notAvailable)
+        }
+        let keyFile = keyProvider == nil ? path + ".key" : (keyProvider as? KeyFileProvider)?.path
+        if let keyFile {
+            try PrivateFile.inspect(keyFile, privacy: privacy, status: .notAvailable)
+            try Self.refuseLostDatabase(at: path, keyFile: keyFile)
+        }
+        let created = try Self.prepareFile(at: path, privacy: privacy)
         let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try opened.execute("PRAGMA journal_mode = WAL")
         try opened.execute("PRAGMA synchronous = FULL")
         try SQLiteSchema.migrate(opened)
+        // A new store's schema reaches the database file itself before its key exists, so a key
+        // seldom sits beside an empty database file (best effort: other processes may hold the
+        // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
+        if created { try? opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
         _ = try count.step()
         let hasItems = count.integer(0) != 0
         count.reset()
-        connection = Mutex(opened)
         // A missing key file is created only for an empty store: items sealed under a lost
         // key must not be joined by items under a new one.
-        self.keyProvider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems)
+        let provider =
+            keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems, privacy: privacy)
+        let key = try provider.key()
+        try KeyCheck.verify(key, on: opened, hasItems: hasItems)
+        sealingKey = key
+        connection = Mutex(opened)
     }
 
-    /// The sealing key, read once and kept (wiped when the store is released).
-    private func key() throws(KeygateError) -> SecretData {
-        if let key = cachedKey.withLock({ $0 }) { return key }
-        let key = try keyProvider.key()
-        cachedKey.withLock { $0 = key }
-        return key
-    }
-
-    /// Creates the directory (0700) and an empty file (0600) when missing; leaves existing ones.
-    private static func prepareFile(at path: String) throws(KeygateError) {
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty { try makeDirectories(directory) }
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw KeygateError(.io, "cannot create or open \(path): \(String(cString: strerror(errno)))")
+    /// Refuses a database file that is missing or empty while its key file exists: the key is
+    /// made only once the database holds its schema, so the store held items and the database
+    /// was lost, truncated or replaced. A new empty store in its place would hide that.
+    private static func refuseLostDatabase(at path: String, keyFile: String) throws(KeygateError) {
+        var key = stat()
+        guard lstat(keyFile, &key) == 0 else { return }
+        // The WAL first: a checkpoint writes the database before it empties the WAL, so a
+        // process checkpointing meanwhile cannot make a live store look empty.
+        var wal = stat()
+        let walSize = lstat(path + "-wal", &wal) == 0 ? wal.st_size : 0
+        var database = stat()
+        let exists = lstat(path, &database) == 0
+        guard !exists || (database.st_size == 0 && walSize == 0 && database.st_mode & S_IFMT == S_IFREG) else {
+            return
         }
+        throw KeygateError(
+            .notAvailable,
+            "the database \(path) is \(exists ? "empty" : "missing"), but its key \(keyFile) exists, so the store "
+                + "held items: restore \(path) from a backup, or move \(keyFile) away to start a new, empty store")
+    }
+
+    /// Creates an empty file (0600) when missing and checks it (a private regular file).
+    /// - Returns: whether the file is new (empty).
+    private static func prepareFile(at path: String, privacy: FilePrivacy) throws(KeygateError) -> Bool {
+        // O_RDWR and O_NONBLOCK: a FIFO put in its place is refused, not waited on.
+        guard
+            let descriptor = try PrivateFile.open(
+                path, flags: O_RDWR | O_CREAT, privacy: privacy, status: .notAvailable)
+        else { throw KeygateError(.io, "cannot create \(path)") }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & 0o077 == 0 else {
-            throw KeygateError(
-                .notAvailable,
-                "\(path) is readable or writable by other users (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it"
-            )
-        }
+        guard fstat(descriptor, &status) == 0 else { throw KeygateError(.io, "cannot inspect \(path)") }
+        return status.st_size == 0
     }
 
+    /// Creates the directory and its missing parents (0700); leaves existing ones.
     private static func makeDirectories(_ directory: String) throws(KeygateError) {
         var current = ""
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
@@ -105,7 +147,7 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
-    private static let columns = "id, agrp, acct, svce, sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
+    static let columns = "id, agrp, acct, svce, sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
 
     /// The items matching `filter`, in the order they were added.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
@@ -133,7 +175,7 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
-    private static func record(from row: SQLiteStatement) throws(KeygateError) -> ItemRecord {
+    static func record(from row: SQLiteStatement) throws(KeygateError) -> ItemRecord {
         let id = row.integer(0)
         guard let group = row.text(1), let account = row.text(2), let service = row.text(3) else {
             throw KeygateError(.decode, "item #\(id) is damaged: its identity columns are missing")
@@ -165,7 +207,7 @@ public final class SQLiteItemStore: ItemStore {
         guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store")
         }
-        let key = try key()
+        let key = sealingKey
         guard
             let value = Sodium.open(
                 ciphertext, nonce: nonce, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
@@ -180,7 +222,8 @@ public final class SQLiteItemStore: ItemStore {
     /// Adds items in one transaction.
     @discardableResult
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
-        let key = try key()
+        try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
+        let key = sealingKey
         let sealed = items.map { item in
             (
                 item.fields,
@@ -212,7 +255,8 @@ public final class SQLiteItemStore: ItemStore {
     /// Replaces items in one transaction; a collision, a missing item, or an item another
     /// writer changed since it was read rolls back everything.
     public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
-        let key = try key()
+        try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
+        let key = sealingKey
         let sealed = replacements.map { replacement in
             (
                 id: replacement.id, fields: replacement.fields,

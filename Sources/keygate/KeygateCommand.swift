@@ -30,7 +30,7 @@ enum KeygateCommand {
             ("evaluate", "decide an access control against a context file (dry run)", EvaluateCommand.run),
             ("export", "write an encrypted backup of the items that may migrate", BackupCommands.export),
             ("import", "restore an encrypted backup", BackupCommands.import),
-            ("audit", "show or verify the audit trail", AuditCommand.run),
+            ("audit", "show, verify or repair the audit trail", AuditCommand.run),
             ("lock", "forget this session's proofs of presence", LockCommand.run),
             ("prove", "prove presence through PAM now (checks your PAM set-up)", ProveCommand.run),
             ("policy", "check, explain or test organisation policies", PolicyCommand.run),

@@ -48,8 +48,18 @@ struct Session {
             organisationPolicy: RulesOrganisationPolicy(global.policySet, program: GlobalOptions.currentProgram),
             attemptLedger: ledger,
             auditor: Auditor(
-                sink: JSONLinesAuditSink(path: auditPath), isRequired: true, processID: ProcessIdentity.processID,
+                sink: JSONLinesAuditSink(path: auditPath, anchors: store), isRequired: true,
+                processID: ProcessIdentity.processID,
                 userID: ProcessIdentity.userID))
+    }
+
+    /// The store whose audit anchors `keygate audit` checks the trail against: the store the
+    /// options name, when it exists (a missing one is not created).
+    static func anchorStore(_ global: GlobalOptions) throws(KeygateError) -> SQLiteItemStore? {
+        let path = try global.storePath()
+        guard FileManager.default.fileExists(atPath: path) || FileManager.default.fileExists(atPath: path + ".key")
+        else { return nil }
+        return try SQLiteItemStore(path: path)
     }
 
     /// Keeps the proofs this invocation made, for the next invocations of the session.

@@ -99,13 +99,90 @@ import Testing
         }
     }
 
-    @Test func anotherKeyCannotOpenValues() throws {
+    /// Issue 9 point 3: a wrong 32-byte key used to open the store, and `add` sealed new items
+    /// under it. The key-check value refuses it at open, before anything is written.
+    @Test func aWrongKeyIsRefusedAtOpen() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/items.db"
         try SQLiteItemStore(path: path).insert([Fixtures.item(Fixtures.fields(), "v")])
-        let other = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
-        let record = try other.items(matching: Fixtures.all)[0]
-        #expect(throws: KeygateError.self) { try other.open(record) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            _ = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
+            Issue.record("a wrong key must be refused at open")
+        } catch {
+            #expect(error.status == .decode)
+            #expect(error.message.contains("key-check"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing was written")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        let store = try SQLiteItemStore(path: path)
+        #expect(Fixtures.text(try store.open(try store.items(matching: Fixtures.all)[0])) == "v")
+    }
+
+    /// An empty store also keeps the key it was made with.
+    @Test func anEmptyStoreRemembersItsKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        let key = SecretData.random(count: 32)
+        _ = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: key))
+        _ = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: key))
+        #expect(throws: KeygateError.self) {
+            try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
+        }
+    }
+
+    /// A store made before key-checks (migration v2 adds the table) is checked against its
+    /// items, and gets a key-check value from the first key that opens one.
+    @Test func aStoreWithoutAKeyCheckIsCheckedAgainstItsItems() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        let store = try SQLiteItemStore(path: path)
+        try store.insert([Fixtures.item(Fixtures.fields(), "v")])
+        try store.executeRawSQL("DROP TABLE metadata; PRAGMA user_version = 1")
+        do {
+            _ = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
+            Issue.record("a key that opens no item must be refused")
+        } catch {
+            #expect(error.status == .decode)
+        }
+        _ = try SQLiteItemStore(path: path)
+        let raw = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1000)
+        let check = try raw.statement("SELECT count(*) FROM metadata WHERE name = 'keycheck.v1'")
+        _ = try check.step()
+        #expect(check.integer(0) == 1)
+    }
+
+    /// Issue 9 point 3: a missing or zero-byte database beside an existing key used to be a
+    /// new, empty store. The key says items existed, so it is refused, naming both paths.
+    @Test(arguments: ["missing", "empty"])
+    func aLostDatabaseBesideItsKeyIsRefused(_ how: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        try SQLiteItemStore(path: path).insert([Fixtures.item(Fixtures.fields(), "v")])
+        try FileManager.default.removeItem(atPath: path)
+        if how == "empty" {
+            #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]))
+        }
+        do {
+            _ = try SQLiteItemStore(path: path)
+            Issue.record("a lost database must not become a new store")
+        } catch {
+            #expect(error.status == .notAvailable)
+            #expect(error.message.contains(path + " is \(how)"))
+            #expect(error.message.contains(path + ".key exists"))
+        }
+        #expect(FileManager.default.fileExists(atPath: path) == (how == "empty"))
+        #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0)
+    }
+
+    /// A new store never leaves its key beside an empty database file.
+    @Test func aNewStoreReopensAfterItsFirstOpen() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/items.db"
+        let first = try SQLiteItemStore(path: path)
+        #expect(((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0)
+        _ = try SQLiteItemStore(path: path)
+        _ = first
     }
 
     @Test func aCorruptFileIsRefusedAndLeftUntouched() throws {
@@ -144,10 +221,13 @@ import Testing
         let path = directory.path + "/items.db"
         try SQLiteItemStore(path: path).insert([Fixtures.item(Fixtures.fields(), "v")])
         try FileManager.default.removeItem(atPath: path + ".key")
-        let store = try SQLiteItemStore(path: path)
-        let record = try store.items(matching: Fixtures.all)[0]
-        #expect(throws: KeygateError.self) { try store.open(record) }
-        #expect(throws: KeygateError.self) { try store.insert([Fixtures.item(Fixtures.fields(account: "new"), "w")]) }
+        do {
+            _ = try SQLiteItemStore(path: path)
+            Issue.record("a store whose key is lost must not open")
+        } catch {
+            #expect(error.status == .notAvailable)
+            #expect(error.message.contains("is missing"))
+        }
         #expect(!FileManager.default.fileExists(atPath: path + ".key"), "no new key was made")
     }
 

@@ -68,8 +68,9 @@ import Testing
             store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
             auditor: Auditor(sink: audit))
         try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
-        let other = try SQLiteItemStore(
-            path: fixture.directory! + "/items.db", keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
+        // The ciphertext is replaced behind the store's back (a wrong key is refused at open).
+        let other = try SQLiteItemStore(path: fixture.directory! + "/items.db")
+        try other.executeRawSQL("UPDATE items SET value = randomblob(length(value))")
         let foreign = Keychain(
             store: other, accessGroups: ["group.app"], authenticator: fixture.authenticator,
             auditor: Auditor(sink: audit))

@@ -48,13 +48,30 @@ public struct AuditHead: Hashable, Sendable {
 public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
     /// Every record is in place, in order, unchanged, and the trail ends where its head says.
     case intact(records: Int)
+    /// Every record is in place, in order and unchanged, but the head stops at record `head`:
+    /// the records after it chain correctly from it, so they were written but the head was not
+    /// (a crash or a failed head write). Not tampering: the next record, or `keygate audit
+    /// repair`, brings the head forward and records the recovery.
+    case headBehind(records: Int, head: UInt64)
+    /// Every complete record is in place (as for ``intact(records:)`` or
+    /// ``headBehind(records:head:)``), and past the head the trail ends in a partial line of
+    /// `bytes` bytes: a crash during a write. Not tampering: the next record, or `keygate audit
+    /// repair`, cuts it off and records that.
+    case tornTail(records: Int, head: UInt64, bytes: Int)
     /// The chain breaks at this sequence number.
     case broken(sequence: UInt64, reason: String)
 
-    /// `intact (N records)` or `broken at sequence N: reason`.
+    /// `intact (N records)`, `intact (N records), but …` or `broken at sequence N: reason`.
     public var description: String {
         switch self {
         case .intact(let records): "intact (\(records) records)"
+        case .headBehind(let records, let head):
+            "intact (\(records) records), but the head is at record \(head): records \(head + 1)…\(records) were "
+                + "written but the head was not (a crash or a failed head write); the next record or "
+                + "'keygate audit repair' brings it forward"
+        case .tornTail(let records, let head, let bytes):
+            "intact (\(records) records, head at record \(head)), but it ends in a partial record of \(bytes) "
+                + "bytes (a crash during a write); the next record or 'keygate audit repair' cuts it off"
         case .broken(let sequence, let reason): "broken at sequence \(sequence): \(reason)"
         }
     }
@@ -67,11 +84,47 @@ public enum AuditVerifier {
     /// A deleted or reordered record is reported at the first sequence number out of place;
     /// an edited record at its own sequence number (its hash no longer matches the next
     /// record's `prev`, or the head); records cut off the end at the first missing number.
-    public static func verify(lines: [String], head: AuditHead?, file: String = "audit trail") -> AuditVerification {
+    /// Records past the head that chain correctly from it are ``AuditVerification/headBehind(records:head:)``,
+    /// not tampering; a head that matches no record is.
+    ///
+    /// With an `anchor` (the copy of the head the item store keeps, ``AuditAnchorStore``), a
+    /// trail that does not reach it, started from another genesis, or holds another record at
+    /// its sequence number is broken too: it was deleted, restarted or cut back with its head.
+    /// The anchor may lag the trail.
+    public static func verify(
+        lines: [String], head: AuditHead?, anchor: AuditHead? = nil, file: String = "audit trail"
+    ) -> AuditVerification {
+        let verdict = verifyChain(lines: lines, head: head, file: file)
+        guard let anchor else { return verdict }
+        if case .broken = verdict { return verdict }
+        let genesis = head?.genesis ?? ""
+        let hashes = lines.map { SHA256.hash(Array($0.utf8)).hexString }
+        let reached = AuditHead(genesis: genesis, sequence: UInt64(lines.count), hash: hashes.last ?? genesis)
+        if let problem = reached.mismatch(with: anchor) {
+            let sequence =
+                genesis != anchor.genesis
+                ? 1 : reached.sequence < anchor.sequence ? reached.sequence + 1 : anchor.sequence
+            return .broken(sequence: sequence, reason: problem)
+        }
+        if anchor.sequence > 0, hashes[Int(anchor.sequence) - 1] != anchor.hash {
+            return .broken(
+                sequence: anchor.sequence, reason: "record \(anchor.sequence) does not match the store's anchor")
+        }
+        return verdict
+    }
+
+    private static func verifyChain(lines: [String], head: AuditHead?, file: String) -> AuditVerification {
         var expectedSequence: UInt64 = 1
         var expectedPrevious = head?.genesis
         var lastHash = head?.genesis
+        var hashAtHead = head?.sequence == 0 ? head?.genesis : nil
         for (index, line) in lines.enumerated() {
+            guard line.utf8.count <= AuditRecord.maximumLineLength else {
+                return .broken(
+                    sequence: expectedSequence,
+                    reason: "line \(index + 1) is \(line.utf8.count) bytes, longer than the "
+                        + "\(AuditRecord.maximumLineLength) a trail line may hold")
+            }
             let record: AuditRecord
             do {
                 record = try AuditRecord(line: line, file: file, lineNumber: index + 1)
@@ -93,6 +146,7 @@ public enum AuditVerifier {
                     )
             }
             let hash = SHA256.hash(Array(line.utf8)).hexString
+            if record.sequence == head?.sequence { hashAtHead = hash }
             expectedPrevious = hash
             lastHash = hash
             expectedSequence += 1
@@ -103,8 +157,14 @@ public enum AuditVerifier {
                 return .broken(sequence: last + 1, reason: "records \(last + 1)…\(head.sequence) were cut off the end")
             }
             if head.sequence < last {
-                return .broken(
-                    sequence: head.sequence + 1, reason: "records after \(head.sequence) are not in the head")
+                guard hashAtHead == head.hash else {
+                    return .broken(
+                        sequence: head.sequence,
+                        reason:
+                            "the head says record \(head.sequence) has another hash (the head or the record was changed)"
+                    )
+                }
+                return .headBehind(records: lines.count, head: head.sequence)
             }
             if last > 0, head.hash != lastHash {
                 return .broken(sequence: last, reason: "record \(last) was changed (it no longer matches the head)")

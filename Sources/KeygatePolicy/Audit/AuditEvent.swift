@@ -27,6 +27,9 @@ public struct AuditEvent: Hashable, Sendable {
         case policyReload
         /// A program was refused an access group by an organisation grant.
         case entitlement
+        /// The trail's head was brought forward over records written past it (a crash or a
+        /// failed head write between a record and its head), automatically or by `keygate audit repair`.
+        case recover
     }
 
     /// The item concerned.

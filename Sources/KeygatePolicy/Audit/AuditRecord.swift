@@ -21,6 +21,10 @@ public struct AuditRecord: Hashable, Sendable {
         self.event = event
     }
 
+    /// The longest line a trail may hold, in bytes (64 KiB): longer lines are refused by the
+    /// sink when written and reported by the verifier with their line number.
+    public static let maximumLineLength = 64 << 10
+
     /// The JSON line (without the newline).
     public var line: String { json.rendered }
 
@@ -71,6 +75,11 @@ public struct AuditRecord: Hashable, Sendable {
     /// Parses one line of a trail.
     /// - Throws: ``InputFileError`` naming the line and field.
     public init(line text: String, file: String, lineNumber: Int) throws(InputFileError) {
+        guard text.utf8.count <= Self.maximumLineLength else {
+            throw InputFileError(
+                file: file, line: lineNumber, column: 0, field: "",
+                problem: "the line is \(text.utf8.count) bytes, longer than \(Self.maximumLineLength)")
+        }
         let root: JSONField
         do {
             root = JSONField(node: try JSONParser.parse(text), path: "", file: file)

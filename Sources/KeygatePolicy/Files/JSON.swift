@@ -177,6 +177,8 @@ package struct JSONParser {
     private mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         index += 1
         var members: [JSONMember] = []
+        // A set of the keys seen so far keeps the duplicate check linear in the object's size.
+        var seen = Set<String>()
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -187,7 +189,7 @@ package struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a quoted key") }
             let (keyLine, keyColumn) = (line, column)
             let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
+            guard seen.insert(key).inserted else {
                 throw JSONSyntaxError(line: keyLine, column: keyColumn, message: "duplicate key '\(key)'")
             }
             skipSpace()

@@ -24,7 +24,16 @@ enum SQLiteSchema {
             );
             CREATE UNIQUE INDEX items_primary_key ON items (agrp, acct, svce, sync);
             """
-        )
+        ),
+        (
+            "v2: store metadata (the key-check value, audit trail anchors)",
+            """
+            CREATE TABLE metadata (
+                name  TEXT PRIMARY KEY,
+                value BLOB NOT NULL
+            );
+            """
+        ),
     ]
 
     /// Brings the database up to the latest version.

@@ -65,12 +65,15 @@ enum BackupCommands {
             guard let path = arguments.positionals.first else {
                 throw Arguments.UsageError(message: "missing the backup FILE")
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw KeygateError(.io, "cannot read \(path)")
+            let data: [UInt8]
+            do throws(InputFileError) {
+                data = try InputFile.read(path, limit: InputFile.backupLimit)
+            } catch {
+                throw KeygateError(.param, error.description)
             }
             let passphrase = try backupPassphrase(arguments, confirm: false)
             let count = try await session.keychain.importBackup(
-                Array(data), passphrase: passphrase, context: session.context)
+                data, passphrase: passphrase, context: session.context)
             Console.err("keygate: imported \(count) item\(count == 1 ? "" : "s") from \(path)")
         }
     }

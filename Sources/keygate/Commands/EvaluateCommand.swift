@@ -53,13 +53,7 @@ enum EvaluateCommand {
         }
         let context: ContextFile
         do throws(InputFileError) {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw InputFileError(file: path, line: 0, column: 0, field: "", problem: "cannot read the file")
-            }
-            guard let text = String(data: data, encoding: .utf8) else {
-                throw InputFileError(file: path, line: 0, column: 0, field: "", problem: "the file is not UTF-8 text")
-            }
-            context = try ContextFile(parsing: text, file: path)
+            context = try ContextFile(parsing: InputFile.text(path, limit: InputFile.contextLimit), file: path)
         } catch {
             return KeygateCommand.fail(error)
         }

@@ -182,8 +182,10 @@ enum ItemCommands {
         }
     }
 
-    /// Standard input, byte for byte, in wiped memory.
+    /// Standard input, byte for byte, in wiped memory; never more than the store's value limit
+    /// (16 MiB) plus one byte is read, so an endless or huge input is refused, not buffered.
     static func readStandardInput(_ global: GlobalOptions) throws(KeygateError) -> SecretData {
+        let limit = ItemLimits.defaultMaximumValueLength
         if global.passphraseDescriptor == 0 {
             throw KeygateError(
                 .param,
@@ -196,11 +198,16 @@ enum ItemCommands {
             SecretData.wipe(&chunk)
         }
         while true {
-            let got = read(0, &chunk, chunk.count)
+            let got = read(0, &chunk, min(chunk.count, limit + 1 - bytes.count))
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else { throw KeygateError(.io, "cannot read standard input") }
             if got == 0 { break }
             bytes += chunk[0..<got]
+            guard bytes.count <= limit else {
+                throw KeygateError(
+                    .param,
+                    "the value on standard input is larger than the limit of \(limit >> 20) MiB; nothing was stored")
+            }
         }
         return SecretData(bytes: bytes)
     }

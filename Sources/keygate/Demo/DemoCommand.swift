@@ -143,7 +143,7 @@ private final class Walkthrough {
         }
         let auditPath = self.auditPath
         await step("keygate audit verify (the demo's trail)", expect: "intact") {
-            let verdict = AuditTrailFile.verify(at: auditPath)
+            let verdict = try AuditTrailFile.verify(at: auditPath)
             if case .intact(let count) = verdict { return count > 10 ? "intact" : "only \(count) records" }
             return verdict.description
         }

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// Issue 9 point 4 through the binary: failed head writes never brick the store.
+@Suite struct AuditRecoveryTests {
+    /// Makes the trail's head writes fail (its temporary file cannot be created) while `body` runs.
+    static func withFailingHeadWrites(_ world: CLIWorld, _ body: () throws -> Void) throws {
+        try FileManager.default.createDirectory(atPath: world.audit + ".head.tmp", withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: world.audit + ".head.tmp") }
+        try body()
+    }
+
+    @Test func twoFailedHeadWritesDoNotBrickTheStore() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("value-1".utf8)).status == 0)
+        try Self.withFailingHeadWrites(world) {
+            for _ in 0..<2 {
+                let result = try world.run(["get", "--service", "api", "--account", "me"])
+                #expect(result.status == 1)
+                #expect(result.stdout.isEmpty, "a read whose record is not complete is refused")
+                #expect(result.lastErrorLine.contains("audit record could not be written"))
+            }
+        }
+        let verify = try world.run(["audit", "verify"])
+        #expect(verify.status == 0, "a failed head write is not tampering: \(verify.stderr)")
+        #expect(verify.stdoutText.contains("but the head is at record"))
+        // The condition is gone: everything works again, and the trail is intact.
+        let read = try world.run(["get", "--service", "api", "--account", "me"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == Data("value-1".utf8))
+        #expect(try world.run(["list"]).status == 0)
+        #expect(try world.add("api", "you", Data("value-2".utf8)).status == 0)
+        #expect(try world.run(["delete", "--service", "api", "--account", "you"]).status == 0)
+        let after = try world.run(["audit", "verify"])
+        #expect(after.status == 0)
+        #expect(after.stdoutText.contains("intact") && !after.stdoutText.contains("but the head"))
+        #expect(try world.run(["audit", "show"]).stdoutText.contains("\"op\": \"recover\""))
+    }
+
+    @Test func auditRepairSaysWhatItDid() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("v".utf8)).status == 0)
+        try Self.withFailingHeadWrites(world) {
+            for _ in 0..<2 { _ = try world.run(["get", "--service", "api", "--account", "me"]) }
+        }
+        let repaired = try world.run(["audit", "repair"])
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(repaired.stdoutText.contains("repaired: the head was at record"))
+        #expect(repaired.stdoutText.contains("record(s) written past it; recorded this as record"))
+        let again = try world.run(["audit", "repair"])
+        #expect(again.stdoutText.contains("nothing to repair"))
+        #expect(try world.run(["audit", "verify"]).stdoutText.contains("intact"))
+        #expect(try world.run(["audit", "--help"]).stdoutText.contains("repair"))
+    }
+
+    @Test func tamperingIsNotRepaired() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("v".utf8)).status == 0)
+        #expect(try world.add("api", "you", Data("v".utf8)).status == 0)
+        var lines = try String(contentsOfFile: world.audit, encoding: .utf8).split(separator: "\n").map(String.init)
+        lines[0] = lines[0].replacingOccurrences(of: "\"allow\"", with: "\"deny\"")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: world.audit, atomically: false, encoding: .utf8)
+        let result = try world.run(["audit", "repair"])
+        #expect(result.status == 9)
+        #expect(result.lastErrorLine.contains("tampering is not repaired"))
+    }
+}
+
+/// Issue 9 point 5 through the binary: a trail deleted with its head is noticed.
+@Suite struct AuditAnchorCommandTests {
+    @Test func aTrailDeletedWithItsHeadStopsTheStoreAndFailsVerify() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "me", Data("v".utf8)).status == 0)
+        #expect(try world.run(["get", "--service", "api", "--account", "me"]).status == 0)
+        try FileManager.default.removeItem(atPath: world.audit)
+        try FileManager.default.removeItem(atPath: world.audit + ".head")
+        let verify = try world.run(["audit", "verify"])
+        #expect(verify.status == 9)
+        #expect(verify.lastErrorLine.contains("deleted or restarted"), "\(verify.lastErrorLine)")
+        let read = try world.run(["get", "--service", "api", "--account", "me"])
+        #expect(read.status == 1)
+        #expect(read.stdout.isEmpty)
+        #expect(read.lastErrorLine.contains("deleted or restarted"))
+        let repair = try world.run(["audit", "repair"])
+        #expect(repair.status == 9, "a vanished trail is not repaired unasked")
+        #expect(repair.lastErrorLine.contains("--restart"))
+        let restart = try world.run(["audit", "repair", "--restart"])
+        #expect(restart.status == 0, "\(restart.stderr)")
+        #expect(restart.stdoutText.contains("replaced the store's anchor"))
+        #expect(try world.run(["get", "--service", "api", "--account", "me"]).stdout == Data("v".utf8))
+        #expect(try world.run(["audit", "verify"]).stdoutText.contains("intact"))
+    }
+}
