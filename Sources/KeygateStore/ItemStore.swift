@@ -1,6 +1,6 @@
 public import KeygatePolicy
 
-/// Where items live: a pluggable backend under the gated ``Keychain`` facade.
+/// Where items live: a pluggable backend under the gated `Keychain` facade.
 ///
 /// A backend stores items; it never decides who may read them (the facade asks the
 /// evaluator first). Duties of every conforming type, checked by the contract test suite
@@ -21,7 +21,7 @@ public import KeygatePolicy
 ///   behind the store's back, fails with `errSecDecode`, never with a value.
 /// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
 ///   copies are wiped when released.
-/// - **Fail closed.** Every failure is a thrown ``KeygateError`` with the status of spec
+/// - **Fail closed.** Every failure is a thrown ``KeygatePolicy/KeygateError`` with the status of spec
 ///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
 ///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
 ///   anything else → `errSecNotAvailable`); a failure never erases data.

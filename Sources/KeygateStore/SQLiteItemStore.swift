@@ -40,7 +40,7 @@ public final class SQLiteItemStore: ItemStore {
     ///   - path: the database file; its directory is created 0700 when missing.
     ///   - keyProvider: the sealing key; the default keeps it in `path + ".key"`.
     ///   - busyTimeoutMilliseconds: how long to wait for another process's write lock.
-    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a corrupt or newer database or an
+    /// - Throws: ``KeygatePolicy/KeygateError``: `errSecNotAvailable` for a corrupt or newer database or an
     ///   unusable key, `errSecIO` for I/O errors.
     public init(
         path: String, keyProvider: (any KeyProvider)? = nil, busyTimeoutMilliseconds: Int32 = 10_000

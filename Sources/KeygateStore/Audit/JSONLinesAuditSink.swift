@@ -219,7 +219,7 @@ public enum AuditTrailFile {
     }
 
     /// The records, parsed.
-    /// - Throws: ``InputFileError`` naming the first line that is not a record.
+    /// - Throws: ``KeygatePolicy/InputFileError`` naming the first line that is not a record.
     public static func records(at path: String) throws(InputFileError) -> [AuditRecord] {
         var records: [AuditRecord] = []
         for (index, line) in lines(at: path).enumerated() {
