@@ -57,7 +57,8 @@ for source in Sources/*/*.docc; do
         fi
         mkdir -p "$(dirname "$catalog/$relative")"
         cp "$file" "$catalog/$relative"
-        printf 's|%s|%s|g\n' "$catalog/$relative" "$file" >>"$work/origins.sed"
+        printf 's|%s|%s|g\ns|--> %s:|--> %s:|\n' "$catalog/$relative" "$file" "$relative" "$file" \
+            >>"$work/origins.sed"
     done < <(find "$source" -type f -print0)
 done
 
@@ -111,4 +112,4 @@ if [ "$failed" -ne 0 ]; then
     exit 1
 fi
 
-echo "make docs: $archive (open documentation/keygate; $count samples type-checked)"
+echo "make docs: $archive (open documentation/keygate/; $count article samples type-checked)"
