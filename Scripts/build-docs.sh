@@ -7,7 +7,9 @@
 #     catalogs is an error), so links between modules resolve;
 #  3. `docc convert` into one static site, .build/docs/Keygate.doccarchive; any warning fails;
 #  4. every ```swift block of the catalogs' articles is type-checked, each block on its own,
-#     against the modules just built, so the samples cannot rot.
+#     against the modules just built, so the samples cannot rot;
+#  5. every block that is a test (`@Test`) must be found word for word in a file under Tests/,
+#     so `make test` runs it.
 #
 # Environment: SWIFT (default swift), DOCC (default: the docc beside swift),
 # DOCS_HOSTING_BASE_PATH (default none: the site is served from the root of its host).
@@ -111,5 +113,20 @@ if [ "$failed" -ne 0 ]; then
     echo "make docs: a Swift sample in an article does not compile (see above)" >&2
     exit 1
 fi
+
+# 5. A sample that is a test (`@Test`) must also pass: it must appear word for word, without
+# its imports, in a test file under Tests/, where `make test` runs it.
+tests_text=$(find Tests -name '*.swift' -exec cat {} + | tr '\n' '\001')
+while IFS= read -r snippet; do
+    grep -q '@Test' "$snippet" || continue
+    needle=$(sed '1d' "$snippet" | grep -v '^import ' | sed '/./,$!d')
+    needle=${needle//$'\n'/$'\001'}
+    if [[ "$tests_text" != *"$needle"* ]]; then
+        echo "make docs: the test sample at $(sed -n '1s/^#sourceLocation(file: "\(.*\)", line: \([0-9]*\))/\1:\2/p' "$snippet")" \
+            "is not in any file under Tests/ word for word (copy it there, formatted by swift format)" >&2
+        failed=1
+    fi
+done < <(find "$work/snippets" -name main.swift | sort)
+if [ "$failed" -ne 0 ]; then exit 1; fi
 
 echo "make docs: $archive (open documentation/keygate/; $count article samples type-checked)"
