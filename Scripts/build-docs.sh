@@ -11,7 +11,7 @@
 #  5. every block that is a test (`@Test`) must be found word for word in a file under Tests/,
 #     so `make test` runs it.
 #
-# Environment: SWIFT (default swift), DOCC (default: the docc beside swift),
+# Environment: SWIFT (default swift), DOCC and SWIFTC (default: those beside swift),
 # DOCS_HOSTING_BASE_PATH (default none: the site is served from the root of its host).
 set -euo pipefail
 shopt -s nullglob
@@ -25,6 +25,13 @@ out=.build/docs
 catalog=$out/Keygate.docc
 archive=$out/Keygate.doccarchive
 work=$out/work
+
+for tool in "$docc" "$swiftc"; do
+    if [ ! -x "$tool" ]; then
+        echo "make docs: $tool not found: set DOCC and SWIFTC to the toolchain's docc and swiftc" >&2
+        exit 1
+    fi
+done
 
 rm -rf "$out"
 mkdir -p "$catalog" "$work/snippets"
