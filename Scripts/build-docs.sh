@@ -89,8 +89,8 @@ fi
 # when it starts with `// swift-tools-version:`), type-checked with diagnostics pointing at
 # the article's own lines.
 count=0
-for article in Sources/*/*.docc/*.md; do
-    name=$(basename "$article" .md)
+while IFS= read -r article; do
+    name=$(printf '%s' "${article%.md}" | tr '/' '_')
     awk -v dir="$work/snippets" -v name="$name" -v article="$article" '
         /^```swift[ \t]*$/ { n++; path = sprintf("%s/%s-%d", dir, name, n); file = path "/main.swift"; inside = 1
                              system("mkdir -p " path)
@@ -98,7 +98,7 @@ for article in Sources/*/*.docc/*.md; do
         /^```[ \t]*$/ && inside { inside = 0; close(file); next }
         inside { print > file }
     ' "$article"
-done
+done < <(find Sources -path '*.docc/*' -name '*.md' | sort)
 includes=()
 for module_map in Sources/*/module.modulemap; do includes+=(-I "$(dirname "$module_map")"); done
 manifest_api=$(dirname "$toolchain_bin")/lib/swift/pm/ManifestAPI
