@@ -1,11 +1,11 @@
-# Keygate's two set-up commands: `make demo` and `make test`.
+# Keygate's two set-up commands: `make demo` and `make test`. `make docs` builds the documentation site.
 # Both install missing Debian packages first when run as root; otherwise they print
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
 DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps
 
-.PHONY: demo test deps build lint format bench policy-test
+.PHONY: demo test deps build lint format bench policy-test docs
 
 deps:
 	@missing=""; \
@@ -34,8 +34,15 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# Formatting, then the documentation: `make docs` fails on any docc warning (an unresolved
+# link or symbol) and on an article sample that does not compile, so the docs cannot rot.
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
+	$(MAKE) docs
+
+# The static documentation site, in .build/docs/Keygate.doccarchive (Scripts/build-docs.sh).
+docs: deps
+	SWIFT=$(SWIFT) Scripts/build-docs.sh
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks

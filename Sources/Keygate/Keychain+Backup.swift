@@ -7,7 +7,7 @@ extension Keychain {
     ///
     /// Reading each value is gated like a read (prompting as needed on `context`); a cancel or
     /// a refusal fails the whole export.
-    /// - Returns: the backup (see ``BackupArchive``).
+    /// - Returns: the backup (see ``KeygateStore/BackupArchive``).
     public func exportBackup(
         passphrase: SecretData, strength: BackupArchive.Strength = .moderate,
         context given: AuthenticationContext? = nil

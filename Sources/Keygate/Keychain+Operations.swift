@@ -9,7 +9,7 @@ extension Keychain {
     /// The class check and the bind step run first (a locked device is
     /// `errSecInteractionNotAllowed` even when the item exists, as Apple's is); then the
     /// primary key must be free (`errSecDuplicateItem`).
-    /// - Throws: ``KeygateError``: `errSecParam` for a protection class with an access control,
+    /// - Throws: ``KeygatePolicy/KeygateError``: `errSecParam` for a protection class with an access control,
     ///   an access control on a synchronizable item, a synchronizable `ThisDeviceOnly` item, or
     ///   `skip`; `errSecNoSuchAttr` for unknown attributes; `errSecMissingEntitlement` for
     ///   another group; the evaluator's status for a refused add.

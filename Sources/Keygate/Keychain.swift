@@ -2,13 +2,13 @@ public import KeygatePolicy
 public import KeygateStore
 
 /// The gated keychain: SecItem-style `add`, `copyMatching`, `update` and `delete` over a
-/// pluggable ``ItemStore``, where every read of a value and every update is decided by the
-/// ``Evaluator`` first, and proofs are obtained from an ``Authenticator``.
+/// pluggable ``KeygateStore/ItemStore``, where every read of a value and every update is decided by the
+/// ``KeygatePolicy/Evaluator`` first, and proofs are obtained from an ``KeygatePolicy/Authenticator``.
 ///
 /// The keychain is opened with the access groups its caller may use (like the
 /// `keychain-access-groups` entitlement); the first is the default group for new items.
 /// Naming any other group is `errSecMissingEntitlement`; items in other groups are
-/// invisible. Pass one ``AuthenticationContext`` to several calls to reuse its proofs, as
+/// invisible. Pass one ``KeygatePolicy/AuthenticationContext`` to several calls to reuse its proofs, as
 /// `kSecUseAuthenticationContext` does; without one, each call gets a fresh context.
 ///
 /// ```swift
@@ -51,7 +51,7 @@ public final class Keychain: Sendable {
     /// Opens a keychain over `store` for a caller that may use `accessGroups`.
     ///
     /// Failures are counted in `attemptLedger`, else in the device's ledger
-    /// (``DeviceStateSource/attemptLedger``), else in a ledger this keychain keeps in memory.
+    /// (``KeygatePolicy/DeviceStateSource/attemptLedger``), else in a ledger this keychain keeps in memory.
     public init(
         store: any ItemStore, accessGroups: [String], authenticator: any Authenticator,
         evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,

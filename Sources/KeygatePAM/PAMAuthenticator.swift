@@ -62,7 +62,7 @@ public struct PAMAuthenticator: Authenticator {
     public let user: String
 
     /// An authenticator for the owner of this process.
-    /// - Throws: ``KeygateError`` with `errSecNotAvailable` when the process owner has no passwd entry.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the process owner has no passwd entry.
     public init(configuration: Configuration = Configuration(), source: any PassphraseSource) throws(KeygateError) {
         self.configuration = configuration
         self.source = source

@@ -15,7 +15,7 @@ public struct PAMLibrary: Sendable, CustomStringConvertible {
     public static let system = PAMLibrary(functions: .linked, name: "libpam")
 
     /// Loads a PAM implementation from a shared library, such as `libpam_wrapper.so`.
-    /// - Throws: ``KeygateError`` with `errSecNotAvailable` naming the library.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` naming the library.
     public static func load(_ path: String) throws(KeygateError) -> PAMLibrary {
         switch PAMFunctions.load(path: path) {
         case .success(let functions): return PAMLibrary(functions: functions, name: path)

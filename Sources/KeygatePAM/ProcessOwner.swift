@@ -7,7 +7,7 @@ public import KeygatePolicy
 /// from `$USER`, so proving another account's password cannot unlock this user's items.
 public enum ProcessOwner {
     /// The effective user's login name.
-    /// - Throws: ``KeygateError`` with `errSecNotAvailable` when the uid has no passwd entry.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the uid has no passwd entry.
     public static func userName() throws(KeygateError) -> String {
         let uid = geteuid()
         var record = passwd()

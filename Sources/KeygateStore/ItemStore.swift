@@ -1,6 +1,6 @@
 public import KeygatePolicy
 
-/// Where items live: a pluggable backend under the gated ``Keychain`` facade.
+/// Where items live: a pluggable backend under the gated `Keychain` facade.
 ///
 /// A backend stores items; it never decides who may read them (the facade asks the
 /// evaluator first). Duties of every conforming type, checked by the contract test suite
@@ -24,7 +24,7 @@ public import KeygatePolicy
 /// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
 ///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
 ///   `errSecParam` and a message giving the limit, and change nothing.
-/// - **Fail closed.** Every failure is a thrown ``KeygateError`` with the status of spec
+/// - **Fail closed.** Every failure is a thrown ``KeygatePolicy/KeygateError`` with the status of spec
 ///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
 ///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
 ///   anything else → `errSecNotAvailable`); a failure never erases data.

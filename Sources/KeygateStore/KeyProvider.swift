@@ -5,7 +5,7 @@ public import KeygatePolicy
 /// Supplies the 256-bit key that seals item values at rest.
 ///
 /// Duties: return the same key every time for the same store; never print or log it;
-/// fail with a ``KeygateError`` (never a made-up key) when it cannot be had.
+/// fail with a ``KeygatePolicy/KeygateError`` (never a made-up key) when it cannot be had.
 public protocol KeyProvider: Sendable {
     /// The key (32 bytes).
     func key() throws(KeygateError) -> SecretData

@@ -46,7 +46,7 @@ public final class SQLiteItemStore: ItemStore {
     ///     (`errSecParam` beyond it).
     ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
     ///     file must belong to the effective user and be private (``FilePrivacy``).
-    /// - Throws: ``KeygateError``: `errSecNotAvailable` for a directory or file that is not
+    /// - Throws: ``KeygatePolicy/KeygateError``: `errSecNotAvailable` for a directory or file that is not
     ///   private, not the user's own or not a regular file (naming it and the fix), a corrupt or
     ///   newer database, an
     ///   unusable key, or a database that is missing or empty beside an existing key file (the

@@ -110,7 +110,7 @@ public final class AuditRecorder: AuditSink {
 }
 
 extension AuditRecorder {
-    /// Reports a failure unless ``checkLastDecision(_:service:account:is:status:because:)`` passes.
+    /// Reports a failure unless ``checkLastDecision(_:service:account:accessGroup:is:status:because:)`` passes.
     public func expectLastDecision(
         _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil, is decision: String,
         status: KeygateStatus? = nil, because reason: String? = nil, filePath: StaticString = #filePath,
@@ -123,7 +123,7 @@ extension AuditRecorder {
             filePath: filePath, line: line)
     }
 
-    /// Reports a failure unless ``checkNoAllowedRead(service:account:after:)`` passes.
+    /// Reports a failure unless ``checkNoAllowedRead(service:account:accessGroup:after:)`` passes.
     public func expectNoAllowedRead(
         service: String, account: String, accessGroup: String? = nil, after sequence: UInt64 = 0,
         filePath: StaticString = #filePath, line: UInt = #line

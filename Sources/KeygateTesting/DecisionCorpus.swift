@@ -173,7 +173,7 @@ public enum DecisionCorpus {
     }()
 
     /// Every case of every `*.json` file in `directory`, in file-name order.
-    /// - Throws: ``InputFileError`` for a malformed file or a duplicate id.
+    /// - Throws: ``KeygatePolicy/InputFileError`` for a malformed file or a duplicate id.
     public static func load(directory: String = defaultDirectory) throws -> [DecisionCase] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }
             .sorted()

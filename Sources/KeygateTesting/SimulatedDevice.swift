@@ -72,7 +72,7 @@ public final class SimulatedDevice: DeviceStateSource {
 
     /// Locks biometry out for the whole device, as five failed matches do on a real one: every
     /// keychain over this device sees it, in every context, until a passcode proof lifts it
-    /// (``AuthenticationContext/recordProof(of:)``).
+    /// (``KeygatePolicy/AuthenticationContext/recordProof(of:)``).
     public func lockOutBiometry() {
         ledger.lockOut(.biometry, until: Timestamp(nanoseconds: .max))
     }

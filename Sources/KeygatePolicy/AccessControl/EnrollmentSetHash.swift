@@ -32,8 +32,10 @@ public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
     ///
     /// Order and duplicates do not matter. Each identifier is length-prefixed under a
     /// versioned domain tag, so no two different sets share a hash by concatenation.
-    /// - Parameter salt: an optional per-application salt, so different apps see different
-    ///   hashes for the same enrollment (as Apple's per-app state hash does).
+    /// - Parameters:
+    ///   - templateIDs: the enrolled templates (fingers, faces), one identifier each.
+    ///   - salt: an optional per-application salt, so different apps see different hashes
+    ///     for the same enrollment (as Apple's per-app state hash does).
     public init?(templateIDs: some Sequence<String>, salt: String = "") {
         let sorted = Set(templateIDs).sorted()
         guard !sorted.isEmpty else { return nil }

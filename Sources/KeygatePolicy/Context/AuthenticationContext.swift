@@ -22,6 +22,7 @@ public final class AuthenticationContext: Sendable {
 
     /// A context starting from `state`.
     /// - Parameters:
+    ///   - state: the device state, proofs, reuse window and interaction policy to start from.
     ///   - clock: where proof times and ages are read; nil reads the system clock until a
     ///     keychain binds its own. A context given an explicit clock may only be used by a
     ///     keychain reading the same clock.

@@ -4,7 +4,7 @@ import Synchronization
 /// every call that uses the same ledger, so separate calls cannot escape a lockout (spec §4.3:
 /// Apple's lockout is system-wide, not per `LAContext`).
 ///
-/// A ``Keychain`` keeps one of these when it is not given another ledger (a device may provide
+/// A `Keychain` keeps one of these when it is not given another ledger (a device may provide
 /// one, and the Linux CLI keeps its counters in a locked file).
 public final class InMemoryAttemptLedger: AttemptLedger {
     private let attempts = Mutex(FactorAttempts())

@@ -454,7 +454,7 @@ public enum AuditTrailFile {
     }
 
     /// The records, parsed.
-    /// - Throws: ``InputFileError`` naming the first line that is not a record, or the file
+    /// - Throws: ``KeygatePolicy/InputFileError`` naming the first line that is not a record, or the file
     ///   when it cannot be read.
     public static func records(at path: String, privacy: FilePrivacy = .ownerOnly) throws(InputFileError)
         -> [AuditRecord]
