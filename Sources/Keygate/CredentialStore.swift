@@ -3,11 +3,11 @@ public import KeygateStore
 
 /// The shape most apps want over a ``Keychain``: one value per account of one service.
 ///
-/// - ``save(_:account:context:)`` updates the item, adds it when missing, and updates again
+/// - ``save(_:account:prompt:context:)`` updates the item, adds it when missing, and updates again
 ///   when another process added it in between (a racing `errSecDuplicateItem`).
 /// - ``read(account:prompt:context:)`` returns nil only when the item is not there and throws
 ///   everything else: a locked device or a cancelled prompt is never "no such item".
-/// - ``delete(account:context:)`` succeeds when the item is already gone.
+/// - ``delete(account:prompt:context:)`` succeeds when the item is already gone.
 public struct CredentialStore: Sendable {
     /// The keychain underneath.
     public let keychain: Keychain

@@ -42,7 +42,7 @@ public enum OrganisationVerdict: Hashable, Sendable {
     case require(Requirement, rule: String)
     /// A rule forbids it; the error names the rule.
     case deny(rule: String, reason: String)
-    /// Rules refuse it with `status` (``KeygateStatus/deniedByPolicy``, or
+    /// Rules refuse it with `status` (``KeygatePolicy/KeygateStatus/deniedByPolicy``, or
     /// `errSecMissingEntitlement` for an access group); the error and the audit record name them.
     case refuse(ruleIDs: [String], status: KeygateStatus, reason: String)
     /// Rules let it proceed under conditions: every requirement met and, when

@@ -2,15 +2,15 @@ import Foundation
 public import KeygatePolicy
 
 /// Reads organisation policies from disk: every `.policy` file (text) and `.policy.json`
-/// file (the JSON form of ``PolicyDocument``) of a directory, in byte order of their names,
-/// combined into one validated ``PolicySet``.
+/// file (the JSON form of ``KeygatePolicy/PolicyDocument``) of a directory, in byte order of their names,
+/// combined into one validated ``KeygatePolicy/PolicySet``.
 ///
 /// A missing directory holds no rules; a path that is not a directory, an unreadable file or
 /// any error in any file fails the whole load (`errSecParam`, naming `file:line:column`), so
 /// a caller keeps its old set or refuses to run: never a half-loaded set.
 public enum PolicyDirectory {
     /// The policy files of `directory`, sorted by name; empty when it does not exist.
-    /// - Throws: ``KeygateError`` (`errSecParam`) when it is not a directory or cannot be read.
+    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) when it is not a directory or cannot be read.
     public static func files(in directory: String) throws(KeygateError) -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
@@ -24,7 +24,7 @@ public enum PolicyDirectory {
     }
 
     /// The document in one file: `.policy.json` decoded as JSON, anything else parsed as text.
-    /// - Throws: ``KeygateError`` (`errSecParam`) naming the file (and line and column for text).
+    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) naming the file (and line and column for text).
     public static func document(at path: String) throws(KeygateError) -> PolicyDocument {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw KeygateError(.param, "\(path): cannot read the policy file")
@@ -56,7 +56,7 @@ public enum PolicyDirectory {
     }
 
     /// Every policy of `paths` (directories or single files), combined in order and validated.
-    /// - Throws: ``KeygateError`` (`errSecParam`) for the first problem, naming `file:line:column`.
+    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) for the first problem, naming `file:line:column`.
     public static func load(_ paths: [String]) throws(KeygateError) -> PolicySet {
         var combined = PolicyDocument()
         for path in paths {
@@ -83,7 +83,7 @@ public enum PolicyDirectory {
 }
 
 extension PolicyStore {
-    /// Reloads from `paths` (see ``PolicyDirectory/load(_:)``): the whole new set is put in
+    /// Reloads from `paths` (see `PolicyDirectory.load(_:)`): the whole new set is put in
     /// force, or, on any error, the old one stays and the error is thrown. The outcome is
     /// audited (`policyReload`) when an auditor is given; a reload whose record cannot be
     /// written is not applied.

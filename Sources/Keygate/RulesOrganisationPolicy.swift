@@ -49,7 +49,7 @@ public struct RulesOrganisationPolicy: OrganisationPolicy {
         return review(action, item: fields)
     }
 
-    /// The combined verdict of every matching rule (see ``PolicyDecision``).
+    /// The combined verdict of every matching rule (see ``KeygatePolicy/PolicyDecision``).
     public func review(_ action: PolicyAction, item fields: ItemFields) -> OrganisationVerdict {
         let decision = store.policies.decide(request(action, item: fields))
         switch decision.outcome {

@@ -5,7 +5,7 @@ public import KeygatePolicy
 /// application it uses: each failure is counted under a file lock at once, so parallel or
 /// separate invocations cannot escape a lockout.
 ///
-/// ``StandardPaths/ledgerDirectory(environment:)`` is the one place all applications share.
+/// ``StandardPaths/ledgerDirectory`` is the one place all applications share.
 public struct FileAttemptLedger: AttemptLedger {
     let file: LockedFile
 

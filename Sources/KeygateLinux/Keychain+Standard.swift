@@ -7,14 +7,14 @@ import KeygateStore
 extension Keychain {
     /// An application's keychain on Linux, set up in one call.
     ///
-    /// - its own store and audit trail in ``StandardPaths`` (`$XDG_DATA_HOME/<application>/`),
+    /// - its own store and audit trail in ``KeygateLinux/StandardPaths`` (`$XDG_DATA_HOME/<application>/`),
     ///   the trail required (a decision whose record cannot be written is refused), every
     ///   record naming this process's pid and uid;
     /// - its own access group, `application`, unless `accessGroups` says otherwise;
-    /// - the Linux device (``LinuxDevice``: logind's lock state, the enrolled fingers) and the
+    /// - the Linux device (``KeygateLinux/LinuxDevice``: logind's lock state, the enrolled fingers) and the
     ///   user's failure ledger shared with every other application and the CLI;
     /// - PAM (`keygate`, `keygate-biometry`) asking on the terminal, else through an askpass
-    ///   program (``AskpassPassphraseSource``), else nobody: a read that needs a proof then
+    ///   program (``KeygateLinux/AskpassPassphraseSource``), else nobody: a read that needs a proof then
     ///   fails at once with `errSecInteractionNotAllowed` instead of hanging.
     ///
     /// ```swift
@@ -25,10 +25,10 @@ extension Keychain {
     ///   - accessGroups: the groups the app may use; the first is the default. Default: `[application]`.
     ///   - passphraseSource: where PAM's questions are answered; nil chooses as above.
     ///   - interactive: false never asks anyone (a service, a batch job).
-    ///   - deviceMode: where the lock state comes from (``LinuxDevice/Mode``).
+    ///   - deviceMode: where the lock state comes from (``KeygateLinux/LinuxDevice/Mode``).
     ///   - pam: the PAM services and Keygate's failure policy.
     ///   - environment: where the XDG variables, `KEYGATE_ASKPASS` and `SSH_ASKPASS` are read.
-    /// - Throws: ``KeygateError`` when the store or its directory cannot be opened safely.
+    /// - Throws: ``KeygatePolicy/KeygateError`` when the store or its directory cannot be opened safely.
     public static func standard(
         application: String, accessGroups: [String]? = nil, passphraseSource: (any PassphraseSource)? = nil,
         interactive: Bool = true, deviceMode: LinuxDevice.Mode = .logind,

@@ -8,7 +8,7 @@ public import KeygatePolicy
 ///   unlocked. ``Mode`` overrides it (the CLI's `--device-state` / `KEYGATE_DEVICE_STATE`).
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the ``ProofRecords``.
-/// - **Biometry**: ``EnrollmentSource``: the file named by `KEYGATE_ENROLLMENT_FILE` (one
+/// - **Biometry**: The enrollment source: the file named by `KEYGATE_ENROLLMENT_FILE` (one
 ///   template id a line) when set, else `fprintd-list` when fprintd is installed; the set's
 ///   hash is the enrollment-set hash. Only a readable, non-empty set makes biometry
 ///   available; a missing, unreadable or empty source means no usable sensor, which never

@@ -2,7 +2,7 @@ public import Foundation
 public import KeygatePolicy
 
 /// Proof records kept between processes, like sudo's timestamps: in the application's
-/// runtime directory (``StandardPaths/runtimeDirectory(application:environment:)``, for the
+/// runtime directory (``StandardPaths/runtimeDirectory``, for the
 /// CLI `$XDG_RUNTIME_DIR/keygate/`; 0700, files 0600, gone at logout or reboot).
 ///
 /// A record is (uid, boot id, login session, factor, time). Later invocations in the same

@@ -16,7 +16,9 @@ public final class TerminalPassphraseSource: PassphraseSource {
 
     /// Opens the controlling terminal, or returns nil when the process has none (a service,
     /// CI): then no prompt can be shown and callers must not wait for one.
-    /// - Parameter label: the program name shown before each reason (default `keygate`).
+    /// - Parameters:
+    ///   - path: the terminal device (default `/dev/tty`, the controlling terminal).
+    ///   - label: the program name shown before each reason (default `keygate`).
     public static func open(path: String = "/dev/tty", label: String = "keygate") -> TerminalPassphraseSource? {
         let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

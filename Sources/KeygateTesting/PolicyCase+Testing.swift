@@ -20,7 +20,7 @@ public struct PolicyTestSuite: Sendable {
     public let path: String
 
     /// Loads a policy test file (JSON) and the policies it names (relative to it).
-    /// - Throws: ``KeygateError`` (`errSecParam`) for an unreadable or invalid file or policy.
+    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) for an unreadable or invalid file or policy.
     public init(path: String) throws(KeygateError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw KeygateError(.param, "\(path): cannot read the policy test file")

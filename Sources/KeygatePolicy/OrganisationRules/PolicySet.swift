@@ -5,7 +5,7 @@
 /// let decision = set.decide(PolicyRequest(action: .read, service: "com.example.bank.token",
 ///                                         account: "me", accessGroup: "bank"))
 /// ```
-/// Files are combined in the order given (``PolicyLoader`` sorts a directory by name), rule
+/// Files are combined in the order given (`PolicyLoader` sorts a directory by name), rule
 /// names must be unique across all of them, and the set is immutable: a reload builds a new
 /// one (see ``PolicyStore``).
 public struct PolicySet: Sendable {

@@ -9,10 +9,10 @@ import Synchronization
 /// append takes an exclusive `flock`, checks that the file still ends where the head says,
 /// seals the event, appends it and moves the head. Records past the head that chain
 /// correctly from it (a crash or a failed head write between a record and its head) are taken
-/// over, with a ``AuditEvent/Kind/recover`` record first (``repair(at:)`` does the same on
+/// over, with a ``KeygatePolicy/AuditEvent/Kind/recover`` record first (``repair(at:restartingAnchor:)`` does the same on
 /// demand). A file that does not chain from its head is refused (`errSecIO`), so a tampered
 /// trail stops auditing instead of being extended; so is one that no longer reaches the
-/// anchor kept in the store (``AuditAnchorStore``), when one is given.
+/// anchor kept in the store (``KeygatePolicy/AuditAnchorStore``), when one is given.
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default) `fsync`s the trail and the head after every
@@ -82,7 +82,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Seals and appends the record. When earlier records were written past the head (a crash
-    /// or a failed head write), the head is first brought forward over them and a ``AuditEvent/Kind/recover``
+    /// or a failed head write), the head is first brought forward over them and a ``KeygatePolicy/AuditEvent/Kind/recover``
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
@@ -93,14 +93,14 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Brings the head forward over records written past it (a crash or a failed head write),
-    /// and records that as a ``AuditEvent/Kind/recover`` record, as the next append would.
+    /// and records that as a ``KeygatePolicy/AuditEvent/Kind/recover`` record, as the next append would.
     /// - Returns: what was done, or nil when the head was where the trail ends.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering is never
     ///   repaired) or cannot be written.
     ///
     /// With `restartingAnchor`, a trail that no longer reaches the anchor kept in the store (it
     /// was deleted with its head, or restarted) is accepted as it is, provided its own chain is
-    /// intact: a ``AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
+    /// intact: a ``KeygatePolicy/AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
@@ -387,13 +387,13 @@ extension String {
     }
 }
 
-/// What ``JSONLinesAuditSink/repair(at:)`` (or an append that recovered first) did.
+/// What ``JSONLinesAuditSink/repair(at:restartingAnchor:)`` (or an append that recovered first) did.
 public struct AuditRepair: Hashable, Sendable {
     /// The sequence number the head was at.
     public let staleHead: UInt64
     /// How many records past it the head was moved over.
     public let recovered: UInt64
-    /// The sequence number of the ``AuditEvent/Kind/recover`` record that says so.
+    /// The sequence number of the ``KeygatePolicy/AuditEvent/Kind/recover`` record that says so.
     public let record: UInt64
 
     /// The length of a partial last line (a crash during a write) that was cut off, or 0.
