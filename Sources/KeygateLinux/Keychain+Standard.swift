@@ -52,7 +52,7 @@ extension Keychain {
             store: store, accessGroups: accessGroups ?? [application], authenticator: authenticator, device: device,
             attemptLedger: ledger, defaultInteraction: source == nil ? .fail : .allow,
             auditor: Auditor(
-                sink: JSONLinesAuditSink(path: paths.auditTrail, anchors: store), isRequired: true, processID: getpid(),
-                userID: geteuid()))
+                sink: JSONLinesAuditSink(path: paths.auditTrail, anchors: store), isRequired: true,
+                executable: CurrentProcess.executable))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// Where the CLI finds organisation policies, and who the calling program is.
@@ -28,10 +29,5 @@ extension GlobalOptions {
     }
 
     /// The calling program in embedded mode: this executable, symbolic links resolved.
-    static let currentProgram: String? = {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return nil
-        }
-        return (target as NSString).resolvingSymlinksInPath
-    }()
+    static var currentProgram: String? { CurrentProcess.executable }
 }

@@ -49,8 +49,7 @@ struct Session {
             attemptLedger: ledger,
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath, anchors: store), isRequired: true,
-                processID: ProcessIdentity.processID,
-                userID: ProcessIdentity.userID))
+                executable: CurrentProcess.executable))
     }
 
     /// The store whose audit anchors `keygate audit` checks the trail against: the store the

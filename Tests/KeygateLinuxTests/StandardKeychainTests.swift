@@ -60,6 +60,8 @@ import Testing
         let lines = trail.split(separator: "\n")
         #expect(!lines.isEmpty)
         #expect(lines.allSatisfy { $0.contains("\"pid\": \(getpid()),") && $0.contains("\"uid\": \(geteuid()),") })
+        let executable = try #require(CurrentProcess.executable)
+        #expect(lines.allSatisfy { $0.contains("\"exe\": \"\(executable)\"") }, "every record names the program")
         #expect(lines.contains { $0.contains("\"accessGroup\": \"com.example.app\"") })
         #expect(!trail.contains("t0k3n") && !trail.contains(PAMFixture.passcode))
         // Another application has its own store: it does not see the token.

@@ -302,3 +302,16 @@ private struct FailingAuditSink: AuditSink {
         #expect(enrolled.biometryAvailable && enrolled.enrollment != nil)
     }
 }
+
+/// An auditor made without an identity records this process's, never pid 0 uid 0.
+@Test func anAuditorRecordsThisProcessByDefault() throws {
+    let recorder = AuditRecorder()
+    try Auditor(sink: recorder).record(AuditEvent(kind: .read, decision: "allow"))
+    let event = try #require(recorder.records.first?.event)
+    #expect(event.processID == getpid() && event.userID == geteuid() && event.executable == nil)
+    try Auditor(sink: recorder, executable: "/usr/bin/app").record(AuditEvent(kind: .read, decision: "allow"))
+    let line = try #require(recorder.records.last?.line)
+    #expect(line.contains("\"exe\": \"/usr/bin/app\""))
+    let parsed = try AuditRecord(line: line, file: "trail", lineNumber: 2)
+    #expect(parsed.event.executable == "/usr/bin/app")
+}

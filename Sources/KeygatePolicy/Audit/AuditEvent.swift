@@ -91,12 +91,14 @@ public struct AuditEvent: Hashable, Sendable {
     public var processID: Int32
     /// The user that asked.
     public var userID: UInt32
+    /// The executable of the process that asked, when known (recorded as `exe`).
+    public var executable: String?
 
     /// An event.
     public init(
         kind: Kind, item: Item? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: String,
         status: KeygateStatus? = nil, reasons: [String] = [], factors: [ProvedFactor] = [], pamService: String? = nil,
-        processID: Int32 = 0, userID: UInt32 = 0
+        processID: Int32 = 0, userID: UInt32 = 0, executable: String? = nil
     ) {
         self.kind = kind
         self.item = item
@@ -109,6 +111,7 @@ public struct AuditEvent: Hashable, Sendable {
         self.pamService = pamService
         self.processID = processID
         self.userID = userID
+        self.executable = executable
     }
 
     /// An event for `decision`, with its outcome, status and reasons.

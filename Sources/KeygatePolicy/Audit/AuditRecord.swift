@@ -67,7 +67,10 @@ public struct AuditRecord: Hashable, Sendable {
             JSONMember("pamService", event.pamService.map { .string($0) } ?? .null),
             JSONMember("pid", .number(String(event.processID))),
             JSONMember("uid", .number(String(event.userID))),
-            JSONMember("prev", .string(previousHash)),
+        ]
+        if let executable = event.executable { members.append(JSONMember("exe", .string(executable))) }
+        members += [
+            JSONMember("prev", .string(previousHash))
         ]
         return .object(members)
     }
@@ -95,7 +98,7 @@ public struct AuditRecord: Hashable, Sendable {
         do throws(InputFileError) {
             let fields = try root.object(allowing: [
                 "seq", "time", "op", "item", "accessControl", "rules", "decision", "status", "statusName", "reasons",
-                "factors", "pamService", "pid", "uid", "prev",
+                "factors", "pamService", "pid", "uid", "exe", "prev",
             ])
             func required(_ key: String) throws(InputFileError) -> JSONField {
                 guard let field = fields[key] else { throw root.error("missing '\(key)'") }
@@ -145,7 +148,7 @@ public struct AuditRecord: Hashable, Sendable {
                 },
                 factors: factors, pamService: try optionalString("pamService"),
                 processID: Int32(truncatingIfNeeded: try required("pid").int()),
-                userID: UInt32(truncatingIfNeeded: try required("uid").int()))
+                userID: UInt32(truncatingIfNeeded: try required("uid").int()), executable: try optionalString("exe"))
             self.init(
                 sequence: UInt64(sequence), time: Timestamp(nanoseconds: Int64(try required("time").int())),
                 previousHash: try required("prev").string(), event: event)

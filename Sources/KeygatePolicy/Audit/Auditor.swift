@@ -1,3 +1,5 @@
+import Glibc
+
 /// Writes audit events for the engine: fills in who asked, redacts account names when
 /// configured, and enforces the failure policy.
 ///
@@ -16,19 +18,27 @@ public struct Auditor: Sendable {
     public let processID: Int32
     /// The user recorded in every event.
     public let userID: UInt32
+    /// The executable recorded in every event, when given.
+    public let executable: String?
     /// Where record times come from.
     public let clock: any KeygateClock
 
     /// An auditor.
+    /// - Parameters:
+    ///   - processID: the pid recorded; nil (the default) records this process's.
+    ///   - userID: the uid recorded; nil (the default) records this process's effective uid.
+    ///   - executable: the program recorded in every event (`exe`), when given.
     public init(
-        sink: any AuditSink, isRequired: Bool = true, redactionKey: [UInt8]? = nil, processID: Int32 = 0,
-        userID: UInt32 = 0, clock: any KeygateClock = SystemClock()
+        sink: any AuditSink, isRequired: Bool = true, redactionKey: [UInt8]? = nil, processID: Int32? = nil,
+        userID: UInt32? = nil, executable: String? = nil, clock: any KeygateClock = SystemClock()
     ) {
         self.sink = sink
         self.isRequired = isRequired
         self.redactionKey = redactionKey
-        self.processID = processID
-        self.userID = userID
+        // The engine's only libc calls: who this process is, for records that say who asked.
+        self.processID = processID ?? getpid()
+        self.userID = userID ?? geteuid()
+        self.executable = executable
         self.clock = clock
     }
 
@@ -38,6 +48,7 @@ public struct Auditor: Sendable {
         var event = event
         event.processID = processID
         event.userID = userID
+        event.executable = executable
         if let key = redactionKey, let item = event.item {
             let redacted = "hmac-sha256:" + HMACSHA256.authenticate(Array(item.account.utf8), key: key).hexString
             event.item?.account = redacted
