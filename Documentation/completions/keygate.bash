@@ -82,6 +82,7 @@ _keygate() {
         export) options="--to -g --access-group --backup-passphrase-fd" ;;
         import) options="-g --access-group --backup-passphrase-fd" ;;
         audit) actions="show verify" ;;
+        lock | demo) ;;
         prove) options="--factor --prompt" ;;
         credential)
             options="--access-control --accessible -g --access-group"
