@@ -12,7 +12,10 @@ final class PseudoTerminal {
     private let screen = Screen()
     private let reader: Thread
 
-    /// Starts `commandLine` (run by `sh -c` inside `script -qec`) with `environment` added.
+    /// Starts `commandLine` (run by `sh -c` inside `script -qec`) with `environment` added,
+    /// less the PAM and NSS wrappers: no terminal test proves presence, and every preloaded
+    /// process (script, sh, stty, keygate) would otherwise create a pam_wrapper directory that
+    /// parallel tests' processes can collide with.
     init(_ commandLine: String, environment: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", commandLine, "/dev/null"]
@@ -21,7 +24,12 @@ final class PseudoTerminal {
             env[key] = nil
         }
         env["SHELL"] = "/bin/sh"
-        for (key, value) in environment { env[key] = value }
+        for (key, value) in environment
+        where key != "LD_PRELOAD" && !key.hasPrefix("PAM_WRAPPER")
+            && !key.hasPrefix("NSS_WRAPPER")
+        {
+            env[key] = value
+        }
         process.environment = env
         process.standardInput = input
         process.standardOutput = output
