@@ -3,9 +3,10 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps mandoc man-db \
+  bsdutils
 
-.PHONY: demo test deps build lint format bench policy-test docs
+.PHONY: demo test deps build lint format bench policy-test docs install uninstall
 
 deps:
 	@missing=""; \
@@ -34,15 +35,25 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-# Formatting, then the documentation: `make docs` fails on any docc warning (an unresolved
-# link or symbol) and on an article sample that does not compile, so the docs cannot rot.
+MAN_PAGES := $(wildcard Documentation/man/*.[0-9])
+
+# Swift formatting, then the manual pages: mandoc's linter at warning level, and man-db's
+# groff warnings where man-db is installed (any warning fails).
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
+	mandoc -T lint -W warning $(MAN_PAGES)
+	@if command -v man >/dev/null 2>&1; then \
+	  for page in $(MAN_PAGES); do \
+	    warnings=$$(MANWIDTH=80 man --warnings -l "$$page" 2>&1 >/dev/null); \
+	    if [ -n "$$warnings" ]; then echo "$$page:"; echo "$$warnings"; exit 1; fi; \
+	  done; \
+	fi
 	$(MAKE) docs
 
 # The static documentation site, in .build/docs/Keygate.doccarchive (Scripts/build-docs.sh).
 docs: deps
 	SWIFT=$(SWIFT) Scripts/build-docs.sh
+
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
@@ -58,3 +69,69 @@ policy-test:
 	$(SWIFT) build --product keygate
 	.build/debug/keygate policy check Policies/default.policy Policies/examples
 	.build/debug/keygate policy test Policies/*.tests.json Policies/examples/*.tests.json
+
+# `make install` / `make uninstall`: PREFIX (default /usr/local) and DESTDIR as usual.
+# keygate is built in release mode unless KEYGATE_BIN names a binary already built (the tests
+# pass the debug one). The PAM service files go to $(DESTDIR)$(PAMDIR) only when PAMDIR is
+# set, or by default (/etc/pam.d) when PREFIX is /usr: PAM reads /etc/pam.d whatever the
+# prefix, so a /usr/local install never changes how the system authenticates unless asked.
+# An existing PAM file that differs from ours is kept (an administrator's edit), and uninstall
+# removes a PAM file only while it is still exactly ours.
+PREFIX ?= /usr/local
+DESTDIR ?=
+KEYGATE_BIN ?=
+PAMDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/pam.d,)
+INSTALL ?= install
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+HELPERS := git-credential-keygate docker-credential-keygate
+PAM_FILES := keygate keygate-biometry
+INSTALL_DIRS = $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(if $(PAMDIR),$(DESTDIR)$(PAMDIR))
+
+install:
+	@if [ -z "$(KEYGATE_BIN)" ]; then $(SWIFT) build -c release --product keygate; fi
+	$(INSTALL) -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	$(INSTALL) -m 0755 $(or $(KEYGATE_BIN),.build/release/keygate) $(BINDIR)/keygate
+	for helper in $(HELPERS); do ln -sf keygate $(BINDIR)/$$helper; done
+	$(INSTALL) -m 0644 Documentation/man/keygate.1 $(MAN1DIR)/keygate.1
+	for helper in $(HELPERS); do ln -sf keygate.1 $(MAN1DIR)/$$helper.1; done
+	$(INSTALL) -m 0644 Documentation/completions/keygate.bash $(BASHDIR)/keygate
+	$(INSTALL) -m 0644 Documentation/completions/_keygate $(ZSHDIR)/_keygate
+	$(INSTALL) -m 0644 Documentation/completions/keygate.fish $(FISHDIR)/keygate.fish
+	@if [ -n "$(PAMDIR)" ]; then \
+	  $(INSTALL) -d $(DESTDIR)$(PAMDIR); \
+	  for file in $(PAM_FILES); do \
+	    target=$(DESTDIR)$(PAMDIR)/$$file; \
+	    if [ -e "$$target" ] && ! cmp -s Policies/pam.d/$$file "$$target"; then \
+	      echo "keeping $$target (it differs from Policies/pam.d/$$file)"; \
+	    else \
+	      echo "$(INSTALL) -m 0644 Policies/pam.d/$$file $$target"; \
+	      $(INSTALL) -m 0644 Policies/pam.d/$$file "$$target"; \
+	    fi; \
+	  done; \
+	else \
+	  echo "PAM service files not installed (PREFIX is not /usr): set PAMDIR=/etc/pam.d to install them"; \
+	fi
+
+uninstall:
+	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(HELPERS))
+	rm -f $(MAN1DIR)/keygate.1 $(addprefix $(MAN1DIR)/,$(addsuffix .1,$(HELPERS)))
+	rm -f $(BASHDIR)/keygate $(ZSHDIR)/_keygate $(FISHDIR)/keygate.fish
+	@if [ -n "$(PAMDIR)" ]; then \
+	  for file in $(PAM_FILES); do \
+	    target=$(DESTDIR)$(PAMDIR)/$$file; \
+	    if [ -e "$$target" ] && cmp -s Policies/pam.d/$$file "$$target"; then rm -f "$$target"; \
+	    elif [ -e "$$target" ]; then echo "keeping $$target (changed since install)"; fi; \
+	  done; \
+	fi
+	@# Under a DESTDIR (a staging tree), the directories install made are removed once empty.
+	@if [ -n "$(DESTDIR)" ]; then \
+	  for dir in $(INSTALL_DIRS); do \
+	    while [ "$$dir" != "$(DESTDIR)" ] && [ "$$dir" != "/" ] && rmdir "$$dir" 2>/dev/null; do \
+	      dir=$$(dirname "$$dir"); \
+	    done; \
+	  done; \
+	fi

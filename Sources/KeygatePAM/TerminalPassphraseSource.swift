@@ -36,15 +36,53 @@ public final class TerminalPassphraseSource: PassphraseSource {
 
     deinit { close(descriptor) }
 
-    /// Shows the reason and the module's prompt, then reads one answer.
+    /// Shows the reason and the module's prompt, then reads one answer (at most
+    /// ``FileDescriptorPassphraseSource``'s 512 bytes; more is cut off).
     public func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
+        let preamble = prompt.reason.isEmpty ? "" : "\(label): \(prompt.reason)\n"
+        return readLine(
+            preamble: preamble, prompt: prompt.text, echo: prompt.echo,
+            limit: FileDescriptorPassphraseSource.maximumLength
+        )?.line
+    }
+
+    /// What ``readHiddenLine(prompt:maximumLength:)`` read.
+    public enum HiddenLine: Sendable {
+        /// The line typed, without its newline, in wiped-on-release memory.
+        case line(Passphrase)
+        /// Ctrl-C, Ctrl-D on an empty line, end of file, or a terminal that could not be set up.
+        case cancelled
+        /// More than the maximum was typed; what was typed is wiped and not returned.
+        case tooLong
+    }
+
+    /// Shows `prompt` and reads one line with echo off, as a passphrase is read (same keys,
+    /// same cancel, the terminal restored on every path). For secrets other than PAM answers,
+    /// such as an item's value typed by hand. The prompt is shown only once echo is off, so
+    /// nothing typed after it appears is echoed or discarded.
+    public func readHiddenLine(prompt: String, maximumLength: Int) -> HiddenLine {
+        guard let answer = readLine(preamble: "", prompt: prompt, echo: false, limit: maximumLength) else {
+            return .cancelled
+        }
+        return answer.overflowed ? .tooLong : .line(answer.line)
+    }
+
+    /// Prints the message on the terminal.
+    public func show(_ message: PAMMessage) {
+        lock.withLock { _ in writeText("\(message)\n") }
+    }
+
+    /// Writes `preamble`, puts the terminal in raw mode (echo off unless `echo`), writes
+    /// `prompt` and reads one line of at most `limit` bytes; nil when cancelled.
+    private func readLine(
+        preamble: String, prompt: String, echo: Bool, limit: Int
+    ) -> (line: Passphrase, overflowed: Bool)? {
         lock.withLock { _ in
-            if !prompt.reason.isEmpty { writeText("\(label): \(prompt.reason)\n") }
-            writeText(prompt.text)
+            if !preamble.isEmpty { writeText(preamble) }
             var saved = termios()
             guard tcgetattr(descriptor, &saved) == 0 else { return nil }
             var raw = saved
-            let off = tcflag_t(ICANON) | tcflag_t(ISIG) | (prompt.echo ? 0 : tcflag_t(ECHO))
+            let off = tcflag_t(ICANON) | tcflag_t(ISIG) | (echo ? 0 : tcflag_t(ECHO))
             raw.c_lflag &= ~off
             withUnsafeMutableBytes(of: &raw.c_cc) { cc in
                 cc[Int(VMIN)] = 1
@@ -57,19 +95,16 @@ public final class TerminalPassphraseSource: PassphraseSource {
                 writeText("\n")
             }
             guard tcsetattr(descriptor, TCSAFLUSH, &raw) == 0 else { return nil }
-            return readAnswer()
+            writeText(prompt)
+            return readAnswer(limit: limit)
         }
     }
 
-    /// Prints the message on the terminal.
-    public func show(_ message: PAMMessage) {
-        lock.withLock { _ in writeText("\(message)\n") }
-    }
-
-    private func readAnswer() -> Passphrase? {
-        var line = [UInt8](repeating: 0, count: FileDescriptorPassphraseSource.maximumLength)
+    private func readAnswer(limit: Int) -> (line: Passphrase, overflowed: Bool)? {
+        var line = [UInt8](repeating: 0, count: max(limit, 1))
         defer { explicit_bzero(&line, line.count) }
         var length = 0
+        var overflowed = false
         var byte: UInt8 = 0
         defer { byte = 0 }
         while true {
@@ -78,7 +113,7 @@ public final class TerminalPassphraseSource: PassphraseSource {
             guard got == 1 else { return nil }  // end of file or error: cancel
             switch byte {
             case 0x0a, 0x0d:
-                return Passphrase(bytes: line[0..<length])
+                return (Passphrase(bytes: line[0..<min(length, limit)]), overflowed)
             case 0x03:  // Ctrl-C
                 return nil
             case 0x04:  // Ctrl-D
@@ -87,10 +122,13 @@ public final class TerminalPassphraseSource: PassphraseSource {
                 if length > 0 { length -= 1 }
             case 0x15:  // Ctrl-U
                 length = 0
+                overflowed = false
             default:
-                if length < line.count {
+                if length < limit {
                     line[length] = byte
                     length += 1
+                } else {
+                    overflowed = true
                 }
             }
         }

@@ -1,14 +1,40 @@
 /// The hand-written argument reader of `keygate` (no outside package can be fetched).
 ///
-/// Options are `--name value` or `--name=value`; flags are `--name`. `-h`/`--help` anywhere
-/// asks for help. Anything not declared is a usage error naming the word.
+/// Options are `--name value`, `--name=value`, `-x value` or `-xvalue`; flags are `--name` or
+/// `-x`. `-h`/`--help` anywhere asks for help. The word after an option that takes a value is
+/// its value, whatever it starts with (`-a -me`). `--` ends the options: every word after it
+/// is positional (`keygate import -- -old.backup`). Anything not declared is a usage error
+/// naming the word.
 struct Arguments {
     /// One declared option.
     struct Option {
         let name: String
-        let takesValue: Bool
+        /// The one-letter spelling (`-s` for `--service`), where one is conventional.
+        let short: Character?
+        /// What the value is called in help (`S`, `FILE`), or nil for a flag.
+        let valueName: String?
         let help: String
+
+        /// Whether the option takes a value (a flag does not).
+        var takesValue: Bool { valueName != nil }
+
+        /// An option taking a value called `value` in help, or a flag when `value` is nil.
+        init(name: String, short: Character? = nil, value: String?, help: String) {
+            self.name = name
+            self.short = short
+            self.valueName = value
+            self.help = help
+        }
+
+        /// The `-x, --name VALUE` column of a help line; long-only options are indented so
+        /// their `--` lines up with the others'.
+        var helpLabel: String {
+            (short.map { "-\($0), " } ?? "    ") + "--" + name + (valueName.map { " " + $0 } ?? "")
+        }
     }
+
+    /// `-h, --help`, which every command accepts (read by the parser itself, never declared).
+    static let helpOption = Option(name: "help", short: "h", value: nil, help: "show this help and exit")
 
     /// A usage error: exit code 2, with the message and the command's usage.
     struct UsageError: Error {
@@ -31,7 +57,36 @@ struct Arguments {
                 wantsHelp = true
                 continue
             }
-            guard word.hasPrefix("--"), word.count > 2 else {
+            if word == "--" {
+                positionals += words[index...]
+                return
+            }
+            let option: Option
+            var inlineValue: String?
+            if word.hasPrefix("--"), word.count > 2 {
+                var name = String(word.dropFirst(2))
+                if let equals = name.firstIndex(of: "=") {
+                    inlineValue = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                }
+                guard let declared = options.first(where: { $0.name == name }) else {
+                    throw UsageError(message: "unknown option '--\(name)'")
+                }
+                option = declared
+            } else if word.hasPrefix("-"), word.count > 1 {
+                let letter = word[word.index(after: word.startIndex)]
+                guard let declared = options.first(where: { $0.short == letter }) else {
+                    throw UsageError(message: "unknown option '-\(letter)'")
+                }
+                option = declared
+                let rest = word.dropFirst(2)
+                if !rest.isEmpty {
+                    guard declared.takesValue else {
+                        throw UsageError(message: "option '-\(letter)' takes no value (got '\(word)')")
+                    }
+                    inlineValue = String(rest)
+                }
+            } else {
                 positionals.append(word)
                 if stopAtPositional {
                     positionals += words[index...]
@@ -39,15 +94,7 @@ struct Arguments {
                 }
                 continue
             }
-            var name = String(word.dropFirst(2))
-            var inlineValue: String?
-            if let equals = name.firstIndex(of: "=") {
-                inlineValue = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            }
-            guard let option = options.first(where: { $0.name == name }) else {
-                throw UsageError(message: "unknown option '--\(name)'")
-            }
+            let name = option.name
             if option.takesValue {
                 if let inlineValue {
                     values[name] = inlineValue
@@ -140,13 +187,20 @@ struct Arguments {
         if let previous, previous.hasPrefix("--"), previous.count > 2, !previous.contains("=") {
             return "the value after '\(previous)'"
         }
+        if let previous, previous.count == 2, previous.hasPrefix("-"), previous != "--" {
+            return "the value after '\(previous)'"
+        }
+        if word.count > 2, word.hasPrefix("-"), !word.hasPrefix("--"), word.dropFirst().first != "\u{FFFD}" {
+            return "the value of '\(word.prefix(2))'"
+        }
         return "an argument"
     }
 
-    /// The option lines of a help text, the descriptions aligned in one column.
+    /// The option lines of a help text (`-s, --service S   the item's service`), the
+    /// descriptions aligned in one column whatever the longest option.
     static func helpLines(_ options: [Option]) -> String {
-        let lefts = options.map { "  --\($0.name)" + ($0.takesValue ? " VALUE" : "") }
-        let width = max(lefts.map(\.count).max() ?? 0, 28) + 2
+        let lefts = options.map { "  " + $0.helpLabel }
+        let width = (lefts.map(\.count).max() ?? 0) + 2
         return zip(lefts, options).map { left, option in left.padding(to: width) + option.help }
             .joined(separator: "\n")
     }

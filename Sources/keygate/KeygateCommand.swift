@@ -3,20 +3,20 @@ import KeygatePolicy
 /// The top of `keygate`: global options, then one command.
 enum KeygateCommand {
     static let globalOptions: [Arguments.Option] = [
-        .init(name: "store", takesValue: true, help: "the item database (default: $XDG_DATA_HOME/keygate/items.db)"),
-        .init(name: "policies", takesValue: true, help: "directory of organisation policy files"),
-        .init(name: "audit", takesValue: true, help: "the audit trail (default: next to the store)"),
+        .init(name: "store", value: "PATH", help: "the item database (default: $XDG_DATA_HOME/keygate/items.db)"),
+        .init(name: "policies", value: "DIR", help: "directory of organisation policy files"),
+        .init(name: "audit", value: "PATH", help: "the audit trail (default: next to the store)"),
         .init(
-            name: "pam-service", takesValue: true,
+            name: "pam-service", value: "NAME",
             help: "PAM service for the passcode factor (default: keygate; must start with keygate)"),
         .init(
-            name: "pam-biometry-service", takesValue: true,
+            name: "pam-biometry-service", value: "NAME",
             help: "PAM service for the biometry factor (default: keygate-biometry; must start with keygate)"),
-        .init(name: "passphrase-fd", takesValue: true, help: "read the passphrase from this file descriptor"),
-        .init(name: "no-interaction", takesValue: false, help: "never prompt; fail with status 7 instead"),
-        .init(name: "device-state", takesValue: true, help: "logind (default), unlocked or locked"),
-        .init(name: "reuse-seconds", takesValue: true, help: "reuse a proof for this long across invocations (0–300)"),
-        .init(name: "version", takesValue: false, help: "print keygate's version and exit"),
+        .init(name: "passphrase-fd", value: "N", help: "read the passphrase from this file descriptor"),
+        .init(name: "no-interaction", value: nil, help: "never prompt; fail with status 7 instead"),
+        .init(name: "device-state", value: "STATE", help: "logind (default), unlocked or locked"),
+        .init(name: "reuse-seconds", value: "SECONDS", help: "reuse a proof for this long across invocations (0–300)"),
+        .init(name: "version", short: "V", value: nil, help: "print keygate's version and exit"),
     ]
 
     /// The commands, by name.
@@ -45,15 +45,15 @@ enum KeygateCommand {
     static let commandWidth = commands.map(\.name.count).max() ?? 0
 
     static let usage = """
-        usage: keygate [global options] <command> [options]
+        usage: keygate [global options] <command> [options] [--] [arguments]
 
         commands:
         \(commands.map { "  " + $0.name.padding(to: commandWidth) + "  " + $0.summary }.joined(separator: "\n"))
 
         global options:
-        \(Arguments.helpLines(globalOptions))
+        \(Arguments.helpLines(globalOptions + [Arguments.helpOption]))
 
-        Run 'keygate <command> --help' for a command's options.
+        Run 'keygate <command> --help' for a command's options, 'man keygate' for the manual.
         """
 
     /// Runs the command line and returns the exit status.

@@ -23,7 +23,7 @@ enum AuditCommand {
         """
 
     static let options: [Arguments.Option] = [
-        .init(name: "restart", takesValue: false, help: "accept a trail that no longer reaches the store's anchor")
+        .init(name: "restart", value: nil, help: "accept a trail that no longer reaches the store's anchor")
     ]
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {

@@ -7,9 +7,9 @@ import KeygateStore
 /// `keygate export --to FILE` and `keygate import FILE`: encrypted backups of migratable items.
 enum BackupCommands {
     static let options: [Arguments.Option] = [
-        .init(name: "to", takesValue: true, help: "the backup file to create (export)"),
-        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
-        .init(name: "backup-passphrase-fd", takesValue: true, help: "read the backup passphrase from this descriptor"),
+        .init(name: "to", value: "FILE", help: "the backup file to create (export)"),
+        .init(name: "access-group", short: "g", value: "G", help: "the access group (default: keygate)"),
+        .init(name: "backup-passphrase-fd", value: "N", help: "read the backup passphrase from this descriptor"),
     ]
 
     /// Import's options: export's, less the file to create.

@@ -5,13 +5,13 @@ import KeygateStore
 /// `keygate evaluate`: one dry-run decision, printed as one JSON object.
 enum EvaluateCommand {
     static let options: [Arguments.Option] = [
-        .init(name: "context", takesValue: true, help: "the context file (JSON), required"),
+        .init(name: "context", value: "FILE", help: "the context file (JSON), required"),
         .init(
-            name: "access-control", takesValue: true, help: "comma-separated flags, e.g. biometryAny,devicePasscode,or"),
-        .init(name: "accessible", takesValue: true, help: "protection class, e.g. whenUnlockedThisDeviceOnly"),
+            name: "access-control", value: "FLAGS", help: "comma-separated flags, e.g. biometryAny,devicePasscode,or"),
+        .init(name: "accessible", value: "CLASS", help: "protection class, e.g. whenUnlockedThisDeviceOnly"),
         .init(
-            name: "bound-enrollment", takesValue: true, help: "template ids enrolled when the item was added (ID,ID…)"),
-        .init(name: "operation", takesValue: true, help: "read (default), add, update or delete"),
+            name: "bound-enrollment", value: "IDS", help: "template ids enrolled when the item was added (ID,ID…)"),
+        .init(name: "operation", value: "OP", help: "read (default), add, update or delete"),
     ]
 
     static let help = """

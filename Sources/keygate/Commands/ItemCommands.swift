@@ -6,42 +6,47 @@ import KeygateStore
 /// `keygate add | get | update | delete | list`: the item commands over the embedded store.
 enum ItemCommands {
     static let itemOptions: [Arguments.Option] = [
-        .init(name: "service", takesValue: true, help: "the item's service (required)"),
-        .init(name: "account", takesValue: true, help: "the item's account (required)"),
-        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
+        .init(name: "service", short: "s", value: "S", help: "the item's service (required)"),
+        .init(name: "account", short: "a", value: "A", help: "the item's account (required)"),
+        .init(name: "access-group", short: "g", value: "G", help: "the access group (default: keygate)"),
     ]
 
     static let addHelp = """
         usage: keygate add --service S --account A [--access-group G] [--label L]
                            [--accessible CLASS] [--access-control FLAGS]
 
-        Adds an item whose value is read from standard input, byte for byte. CLASS is Apple's
+        Adds an item whose value is read from standard input, byte for byte; from a terminal it
+        is asked twice with echo off (the line typed, without its newline). CLASS is Apple's
         name without the prefix (whenUnlockedThisDeviceOnly); FLAGS is a comma-separated list of
         Apple's flag names (biometryAny,devicePasscode,or). Exit 4 when the item exists.
 
         \(Arguments.helpLines(itemOptions + addOptions))
         """
     static let addOptions: [Arguments.Option] = [
-        .init(name: "label", takesValue: true, help: "a label"),
-        .init(name: "accessible", takesValue: true, help: "protection class (default: whenUnlocked)"),
-        .init(name: "access-control", takesValue: true, help: "access-control flags"),
+        .init(name: "label", value: "L", help: "a label"),
+        .init(name: "accessible", value: "CLASS", help: "protection class (default: whenUnlocked)"),
+        .init(name: "access-control", value: "FLAGS", help: "access-control flags"),
     ]
+
+    static let getOptions = itemOptions + [.init(name: "prompt", value: "TEXT", help: "why the user is asked")]
 
     static let getHelp = """
         usage: keygate get --service S --account A [--access-group G] [--prompt TEXT]
 
         Writes the item's value to standard output, byte for byte, after the access control
-        allows it (asking for a proof through PAM when needed). Exit 3 when there is no such
-        item, 5 when authentication failed, 6 when cancelled, 7 when locked or not allowed to ask.
+        allows it (asking for a proof through PAM when needed); a newline is added only when
+        standard output is a terminal. Exit 3 when there is no such item, 5 when authentication
+        failed, 6 when cancelled, 7 when locked or not allowed to ask.
 
-        \(Arguments.helpLines(itemOptions + [.init(name: "prompt", takesValue: true, help: "why the user is asked")]))
+        \(Arguments.helpLines(getOptions))
         """
 
     static let updateHelp = """
         usage: keygate update --service S --account A [--access-group G]
 
-        Replaces the item's value with standard input, byte for byte (a protected item asks
-        for a proof first).
+        Replaces the item's value with standard input, byte for byte, or with the line typed
+        twice at a hidden prompt when standard input is a terminal (a protected item asks for a
+        proof first).
 
         \(Arguments.helpLines(itemOptions))
         """
@@ -55,9 +60,9 @@ enum ItemCommands {
         """
 
     static let listOptions: [Arguments.Option] = [
-        .init(name: "service", takesValue: true, help: "only this service"),
-        .init(name: "account", takesValue: true, help: "only this account"),
-        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
+        .init(name: "service", short: "s", value: "S", help: "only this service"),
+        .init(name: "account", short: "a", value: "A", help: "only this account"),
+        .init(name: "access-group", short: "g", value: "G", help: "the access group (default: keygate)"),
     ]
 
     static let listHelp = """
@@ -73,7 +78,7 @@ enum ItemCommands {
     @Sendable static func add(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
         await run(words, options: itemOptions + addOptions, help: addHelp, global: global) { arguments, session in
             let protection = try protection(arguments)
-            let value = try readStandardInput(global)
+            let value = try readValue(global, arguments)
             try await session.keychain.add(
                 AddRequest(
                     service: try arguments.required("service"), account: try arguments.required("account"),
@@ -94,8 +99,7 @@ enum ItemCommands {
     }
 
     @Sendable static func get(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {
-        let options = itemOptions + [.init(name: "prompt", takesValue: true, help: "")]
-        return await run(words, options: options, help: getHelp, global: global) { arguments, session in
+        await run(words, options: getOptions, help: getHelp, global: global) { arguments, session in
             var query = ItemQuery(
                 service: try arguments.required("service"), account: try arguments.required("account"),
                 accessGroup: session.accessGroup, returnData: true)
@@ -105,6 +109,8 @@ enum ItemCommands {
             }
             var bytes = data.copyBytes()
             defer { SecretData.wipe(&bytes) }
+            // A terminal gets the line ended, as a shell prompt expects; a pipe gets the exact bytes.
+            if isatty(1) == 1 { bytes.append(0x0a) }
             FileHandle.standardOutput.write(Data(bytes))
         }
     }
@@ -114,7 +120,7 @@ enum ItemCommands {
             let query = ItemQuery(
                 service: try arguments.required("service"), account: try arguments.required("account"),
                 accessGroup: session.accessGroup)
-            let value = try readStandardInput(global)
+            let value = try readValue(global, arguments)
             try await session.keychain.update(query, changes: ItemChanges(data: value), context: session.context)
         }
     }
@@ -180,6 +186,16 @@ enum ItemCommands {
         } catch {
             return KeygateCommand.fail(KeygateError(.internalError, "\(error)"))
         }
+    }
+
+    /// The value for `add` and `update`: asked at a hidden prompt when standard input is a
+    /// terminal (``TerminalValuePrompt``), else standard input byte for byte.
+    static func readValue(_ global: GlobalOptions, _ arguments: Arguments) throws(KeygateError) -> SecretData {
+        if isatty(0) == 1 {
+            return try TerminalValuePrompt.ask(
+                for: "\(arguments.values["service"] ?? "")/\(arguments.values["account"] ?? "")", global: global)
+        }
+        return try readStandardInput(global)
     }
 
     /// Standard input, byte for byte, in wiped memory; never more than the store's value limit

@@ -25,15 +25,15 @@ enum PolicyCommand {
         """
 
     static let explainOptions: [Arguments.Option] = [
-        .init(name: "service", takesValue: true, help: "the item's service"),
-        .init(name: "account", takesValue: true, help: "the item's account"),
-        .init(name: "operation", takesValue: true, help: "add, read, update, delete, export, import or list"),
-        .init(name: "program", takesValue: true, help: "the calling program (default: unknown)"),
-        .init(name: "access-group", takesValue: true, help: "the item's access group (default: keygate)"),
-        .init(name: "label", takesValue: true, help: "the item's label"),
-        .init(name: "access-control", takesValue: true, help: "the item's flags, e.g. biometryAny,devicePasscode,or"),
-        .init(name: "accessible", takesValue: true, help: "the item's protection class"),
-        .init(name: "context", takesValue: true, help: "a context file (as for evaluate)"),
+        .init(name: "service", short: "s", value: "S", help: "the item's service"),
+        .init(name: "account", short: "a", value: "A", help: "the item's account"),
+        .init(name: "operation", value: "OP", help: "add, read, update, delete, export, import or list"),
+        .init(name: "program", value: "PATH", help: "the calling program (default: unknown)"),
+        .init(name: "access-group", short: "g", value: "G", help: "the item's access group (default: keygate)"),
+        .init(name: "label", value: "L", help: "the item's label"),
+        .init(name: "access-control", value: "FLAGS", help: "the item's flags, e.g. biometryAny,devicePasscode,or"),
+        .init(name: "accessible", value: "CLASS", help: "the item's protection class"),
+        .init(name: "context", value: "FILE", help: "a context file (as for evaluate)"),
     ]
 
     @Sendable static func run(_ global: GlobalOptions, _ words: ArraySlice<String>) async -> ExitStatus {

@@ -5,9 +5,9 @@ import KeygatePolicy
 enum ProveCommand {
     static let options: [Arguments.Option] = [
         .init(
-            name: "factor", takesValue: true,
+            name: "factor", value: "FACTOR",
             help: "passcode (default), biometry, or presence (biometry, else passcode)"),
-        .init(name: "prompt", takesValue: true, help: "the reason shown to the user"),
+        .init(name: "prompt", value: "TEXT", help: "the reason shown to the user"),
     ]
 
     static let help = """

@@ -8,9 +8,9 @@ import KeygateStore
 /// uses it (with options: `credential.helper "keygate --access-control userPresence"`).
 enum GitCredentialCommand {
     static let options: [Arguments.Option] = [
-        .init(name: "access-control", takesValue: true, help: "access-control flags for stored credentials"),
-        .init(name: "accessible", takesValue: true, help: "protection class for stored credentials"),
-        .init(name: "access-group", takesValue: true, help: "the access group (default: keygate)"),
+        .init(name: "access-control", value: "FLAGS", help: "access-control flags for stored credentials"),
+        .init(name: "accessible", value: "CLASS", help: "protection class for stored credentials"),
+        .init(name: "access-group", short: "g", value: "G", help: "the access group (default: keygate)"),
     ]
 
     static let help = """
