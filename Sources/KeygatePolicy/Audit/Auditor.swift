@@ -25,9 +25,13 @@ public struct Auditor: Sendable {
 
     /// An auditor.
     /// - Parameters:
+    ///   - sink: where records go.
+    ///   - isRequired: whether a decision whose record cannot be written is denied.
+    ///   - redactionKey: when set, account names are replaced by their HMAC under this key.
     ///   - processID: the pid recorded; nil (the default) records this process's.
     ///   - userID: the uid recorded; nil (the default) records this process's effective uid.
     ///   - executable: the program recorded in every event (`exe`), when given.
+    ///   - clock: where record times come from.
     public init(
         sink: any AuditSink, isRequired: Bool = true, redactionKey: [UInt8]? = nil, processID: Int32? = nil,
         userID: UInt32? = nil, executable: String? = nil, clock: any KeygateClock = SystemClock()
