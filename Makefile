@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps mandoc man-db \
-  bsdutils
+  bsdutils git python3
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall
 
