@@ -207,25 +207,7 @@ enum ItemCommands {
                 .param,
                 "--passphrase-fd 0 would read the passphrase from the value's standard input; use another descriptor")
         }
-        var bytes = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        defer {
-            SecretData.wipe(&bytes)
-            SecretData.wipe(&chunk)
-        }
-        while true {
-            let got = read(0, &chunk, min(chunk.count, limit + 1 - bytes.count))
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw KeygateError(.io, "cannot read standard input") }
-            if got == 0 { break }
-            bytes += chunk[0..<got]
-            guard bytes.count <= limit else {
-                throw KeygateError(
-                    .param,
-                    "the value on standard input is larger than the limit of \(limit >> 20) MiB; nothing was stored")
-            }
-        }
-        return SecretData(bytes: bytes)
+        return try StandardStreams.read(limit: limit, what: "the value")
     }
 }
 
