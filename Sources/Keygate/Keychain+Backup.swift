@@ -25,10 +25,10 @@ extension Keychain {
         var entries: [BackupArchive.Entry] = []
         for record in try candidates(filter, context: context).alive
         where !record.fields.accessControl.protection.isThisDeviceOnly {
-            try refuseEarly(.export, record.fields)
+            let ruleIDs = try refuseEarly(.export, record.fields)
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
-                interaction: interaction, prompt: "Export a backup", audited: .export)
+                interaction: interaction, prompt: "Export a backup", audited: .export, ruleIDs: ruleIDs)
             {
             case .allowed:
                 guard
@@ -85,11 +85,11 @@ extension Keychain {
             }
             var reviewed = fields
             reviewed.accessControl = control
-            try refuseEarly(.import, reviewed)
+            let ruleIDs = try refuseEarly(.import, reviewed)
             guard
                 case .allowed(let decision) = try await gate(
                     control, .add, item: fields.identity, context: context, interaction: .fail,
-                    prompt: "Import a backup", audited: .import)
+                    prompt: "Import a backup", audited: .import, ruleIDs: ruleIDs)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
             try await review(.import, fields, context: context, interaction: .fail, prompt: "Import a backup")

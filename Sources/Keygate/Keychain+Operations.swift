@@ -37,14 +37,15 @@ extension Keychain {
             synchronizable: request.synchronizable)
         let interaction = Self.interaction(request.authenticationUI, context)
         let prompt = "Add \(identity.service)"
-        try refuseEarly(
+        let ruleIDs = try refuseEarly(
             .add,
             ItemFields(
                 identity: identity, label: request.label, generic: request.generic, accessControl: control,
                 created: clock.now(), modified: clock.now()))
         guard
             case .allowed(let decision) = try await gate(
-                control, .add, item: identity, context: context, interaction: interaction, prompt: prompt)
+                control, .add, item: identity, context: context, interaction: interaction, prompt: prompt,
+                ruleIDs: ruleIDs)
         else { throw KeygateError(.internalError, "add was neither allowed nor refused") }
         let bound = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
         let now = clock.now()
@@ -115,10 +116,10 @@ extension Keychain {
             }
             try refuseDamaged(record, .read)
             let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
-            try refuseEarly(.read, fields)
+            let ruleIDs = try refuseEarly(.read, fields)
             switch try await gate(
                 fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
-                prompt: prompt)
+                prompt: prompt, ruleIDs: ruleIDs)
             {
             case .skipped, .invalidated:
                 continue
@@ -217,10 +218,10 @@ extension Keychain {
             let prompt = query.operationPrompt ?? "Update \(record.fields.identity.service)"
             var reviewed = record.fields  // rules see the access control the item will have
             if let newControl { reviewed.accessControl = newControl }
-            try refuseEarly(.update, reviewed)
+            let ruleIDs = try refuseEarly(.update, reviewed)
             switch try await gate(
                 record.fields.accessControl, .update, item: record.fields.identity, context: context,
-                interaction: interaction, prompt: prompt)
+                interaction: interaction, prompt: prompt, ruleIDs: ruleIDs)
             {
             case .skipped, .invalidated: continue
             case .allowed: break

@@ -33,14 +33,21 @@ extension Keychain {
 
     /// Refuses before anything else is decided or anyone is asked for a proof, when a rule
     /// forbids the operation (any matching forbid wins) or the item is below a minimum.
-    func refuseEarly(_ action: PolicyAction, _ fields: ItemFields) throws(KeygateError) {
+    /// - Returns: the ids of the rules that add to the item's own access control, so the
+    ///   evaluator's records name them too.
+    @discardableResult
+    func refuseEarly(_ action: PolicyAction, _ fields: ItemFields) throws(KeygateError) -> [String] {
         switch organisationPolicy.review(action, item: fields) {
         case .deny(let rule, let reason):
             try refuse(action, fields, ruleIDs: [rule], status: .deniedByPolicy, reason: reason)
         case .refuse(let ruleIDs, let status, let reason):
             try refuse(action, fields, ruleIDs: ruleIDs, status: status, reason: reason)
-        case .proceed, .require, .conditions:
-            return
+        case .proceed:
+            return []
+        case .require(_, let rule):
+            return [rule]
+        case .conditions(let ruleIDs, _, _, _):
+            return ruleIDs
         }
     }
 

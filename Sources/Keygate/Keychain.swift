@@ -144,7 +144,7 @@ public final class Keychain: Sendable {
     /// auditing is required) the call fails instead.
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
-        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil
+        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil, ruleIDs: [String] = []
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
         for _ in 0...Self.maximumRounds {
@@ -152,10 +152,11 @@ public final class Keychain: Sendable {
             state.interaction = interaction
             let now = context.clock.now()
             let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
-            try auditor.record(
-                AuditEvent(
-                    kind, item: Self.auditItem(item), accessControl: control, decision: decision,
-                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
+            var event = AuditEvent(
+                kind, item: Self.auditItem(item), accessControl: control, decision: decision,
+                factors: AuditEvent.ProvedFactor.all(in: state, at: now))
+            event.ruleIDs = ruleIDs
+            try auditor.record(event)
             switch decision.outcome {
             case .allow:
                 return .allowed(decision)

@@ -123,6 +123,10 @@ import Testing
             ItemQuery(service: "recovery-backup", account: "me", accessGroup: "recovery", returnData: true))
         #expect(world.authenticator.prompts.map(\.factor) == [.passcode])
         #expect(world.audit.records.contains { $0.event.ruleIDs == ["recovery-reads"] })
+        // The evaluator's own decisions about the item name the rule that applies as well.
+        let reads = world.audit.records(.read, service: "recovery-backup", account: "me")
+            .filter { !$0.event.reasons.contains { $0.hasPrefix("organisationRule:") } }
+        #expect(!reads.isEmpty && reads.allSatisfy { $0.event.ruleIDs == ["recovery-reads"] })
     }
 
     @Test func ungrantedProgramGetsMissingEntitlementAndTheAuditNamesTheGrant() async throws {
