@@ -3,8 +3,8 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev procps mandoc man-db \
-  bsdutils git python3
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev libsystemd-dev procps \
+  mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall
 

@@ -32,9 +32,12 @@ let package = Package(
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateStore"]),
+        // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
         // standard paths, askpass, and the one-call setup for apps.
-        .target(name: "KeygateLinux", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
+        .target(
+            name: "KeygateLinux", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "CSystemd"]),
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
         // The command-line tool.

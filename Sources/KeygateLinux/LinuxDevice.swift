@@ -3,9 +3,11 @@ public import KeygatePolicy
 
 /// The device state on Linux, read afresh for every keychain call.
 ///
-/// - **Locked**: the logind session's `LockedHint` (through `loginctl`, once per
-///   invocation). No session, or no logind that knows it (a server, a container, CI), means
-///   unlocked. ``Mode`` overrides it (the CLI's `--device-state` / `KEYGATE_DEVICE_STATE`).
+/// - **Locked**: the logind session's `LockedHint`, asked of logind over D-Bus in process
+///   (no subprocess), within 250 ms. No session, no system bus, or no logind that knows the
+///   session (a server, a container, CI), means unlocked; a bus that does not answer in time
+///   or answers with an error means locked (fail closed, with a warning). ``Mode`` overrides
+///   it (the CLI's `--device-state` / `KEYGATE_DEVICE_STATE`).
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the ``ProofRecords``.
 /// - **Biometry**: The enrollment source: the file named by `KEYGATE_ENROLLMENT_FILE` (one
@@ -40,8 +42,10 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - mode: where the lock state comes from.
     ///   - proofRecords: where a proof during this boot was recorded (unlocked since boot).
     ///   - attemptLedger: the user's failure ledger, shared by every keychain over this device.
-    ///   - environment: `XDG_SESSION_ID`, `KEYGATE_ENROLLMENT_FILE` and `PATH` are read from it.
-    ///   - onWarning: told what could not be read (an unusable enrollment source), never a secret.
+    ///   - environment: `XDG_SESSION_ID`, `DBUS_SYSTEM_BUS_ADDRESS` (the system bus when unset),
+    ///     `KEYGATE_ENROLLMENT_FILE` and `PATH` are read from it.
+    ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
+    ///     logind did not give), never a secret.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -60,7 +64,7 @@ public struct LinuxDevice: DeviceStateSource {
         switch mode {
         case .unlocked: locked = false
         case .locked: locked = true
-        case .logind: locked = Self.logindLocked(environment: environment)
+        case .logind: locked = logindLocked()
         }
         let bootRecorded = proofRecords?.bootRecorded ?? false
         let enrollment: EnrollmentSetHash?
@@ -78,13 +82,15 @@ public struct LinuxDevice: DeviceStateSource {
     }
 
     /// True when this process's logind session says it is locked. No session, or no logind
-    /// that knows it (a server, a container, CI), means unlocked; a session logind knows but
-    /// whose hint is anything but "no" counts as locked.
-    static func logindLocked(environment: [String: String]) -> Bool {
-        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty,
-            let loginctl = Subprocess.which("loginctl", environment: environment),
-            let output = Subprocess.run(loginctl, ["show-session", session, "--property=LockedHint", "--value"])
-        else { return false }
-        return output.trimmingCharacters(in: .whitespacesAndNewlines) != "no"
+    /// that knows it (a server, a container, CI), means unlocked; an answer that could not be
+    /// read counts as locked, and says so through `onWarning`.
+    private func logindLocked() -> Bool {
+        switch LogindSession.lockState(environment: environment) {
+        case .noSession, .unlocked: return false
+        case .locked: return true
+        case .unreadable(let why):
+            onWarning("\(why); the device counts as locked")
+            return true
+        }
     }
 }

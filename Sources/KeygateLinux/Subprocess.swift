@@ -1,6 +1,6 @@
 import Foundation
 
-/// The helper programs KeygateLinux asks (`loginctl`, `fprintd-list`): found on `PATH`, run
+/// The helper programs KeygateLinux asks (`fprintd-list`): found on `PATH`, run
 /// with no input, their standard error discarded, stopped after 5 seconds.
 enum Subprocess {
     /// The path of `tool` on `PATH`, or nil.

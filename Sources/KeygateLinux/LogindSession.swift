@@ -1,0 +1,56 @@
+internal import CSystemd
+import Glibc
+
+/// The lock state of this process's login session, asked of logind over D-Bus (sd-bus), in
+/// process and with a short deadline: no subprocess, and a bus that never answers costs at
+/// most ``timeoutMicroseconds``.
+enum LogindSession {
+    /// What logind said.
+    enum LockState: Equatable {
+        /// No `XDG_SESSION_ID`, no system bus, or no logind that knows the session.
+        case noSession
+        /// logind knows the session and its `LockedHint` is false.
+        case unlocked
+        /// logind knows the session and its `LockedHint` is true.
+        case locked
+        /// The bus was there but the answer was not (a timeout, an error reply, a bad reply):
+        /// the caller fails closed. The text names the failure, never a secret.
+        case unreadable(String)
+    }
+
+    /// The whole question (connect, authenticate, call) ends within this: 250 ms.
+    static let timeoutMicroseconds: UInt64 = 250_000
+
+    /// Where the system bus is when `DBUS_SYSTEM_BUS_ADDRESS` is unset (sd-bus's default).
+    static let defaultSystemBusAddress = "unix:path=/run/dbus/system_bus_socket"
+
+    /// D-Bus error replies that mean "no logind, or a logind that does not know the session".
+    static let noSessionErrors: Set<String> = [
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+        "org.freedesktop.DBus.Error.UnknownObject",
+        "org.freedesktop.login1.NoSuchSession",
+    ]
+
+    /// The lock state of the session named by `XDG_SESSION_ID` in `environment`, on the bus named
+    /// by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus).
+    static func lockState(environment: [String: String]) -> LockState {
+        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return .noSession }
+        let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        return lockState(session: session, address: address ?? defaultSystemBusAddress)
+    }
+
+    /// The lock state of `session` as the logind on the bus at `address` sees it.
+    static func lockState(session: String, address: String) -> LockState {
+        var answer = keygate_logind_answer()
+        let result = keygate_logind_locked_hint(address, session, timeoutMicroseconds, &answer)
+        if result == 0 { return answer.locked != 0 ? .locked : .unlocked }
+        let errorName = withUnsafeBytes(of: &answer.error_name) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if errorName.isEmpty && result == -ENOENT { return .noSession }
+        if noSessionErrors.contains(errorName) { return .noSession }
+        let reason = errorName.isEmpty ? String(cString: strerror(-result)) : errorName
+        return .unreadable("cannot read the login session's lock state from logind (\(reason))")
+    }
+}

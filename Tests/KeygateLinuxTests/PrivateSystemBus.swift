@@ -1,0 +1,167 @@
+import Foundation
+import Glibc
+
+/// A private D-Bus daemon in a temporary directory, optionally with a mock logind
+/// (`org.freedesktop.login1`) whose sessions have the given `LockedHint`s. Everything it
+/// started is stopped, and the directory removed, by ``stop()`` or at deinit.
+final class PrivateSystemBus {
+    let directory: String
+    private(set) var address = ""
+    private var processes: [Process] = []
+
+    /// Starts `dbus-daemon` with a configuration that allows everything on a socket in a
+    /// temporary directory.
+    init() throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("keygate-bus-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*"/>
+                <allow receive_sender="*"/>
+              </policy>
+            </busconfig>
+            """
+        try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        do {
+            let line = try start(
+                "/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--print-address", "--nofork"],
+                environment: [:], quiet: true)
+            address = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard address.hasPrefix("unix:") else { throw BusError("dbus-daemon printed no address") }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Starts a mock logind on the bus: `sessions` maps a session id to what its `LockedHint`
+    /// answers: `"true"`, `"false"`, `"error"` (an `AccessDenied` error reply) or anything else
+    /// (that text, a reply of the wrong type).
+    func startLogind(sessions: [String: String]) throws {
+        let script = directory + "/logind.py"
+        try Self.mockLogind.write(toFile: script, atomically: true, encoding: .utf8)
+        let line = try start(
+            "/usr/bin/python3", [script] + sessions.map { "\($0.key)=\($0.value)" },
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+        guard line == "ready\n" else { throw BusError("the mock logind did not start: \(line)") }
+    }
+
+    /// Stops every process started here and removes the directory.
+    func stop() {
+        for process in processes where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        processes = []
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+
+    /// Starts `tool` and returns the first line it prints (empty when it exits first).
+    /// A quiet tool's standard error is discarded (dbus-daemon complains it cannot raise its fd limit).
+    private func start(
+        _ tool: String, _ arguments: [String], environment: [String: String], quiet: Bool = false
+    ) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { first, _ in first }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        if quiet { process.standardError = FileHandle.nullDevice }
+        try process.run()
+        processes.append(process)
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    struct BusError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The mock: dbus-python (Debian python3-dbus) with GLib's main loop (python3-gi). It
+    /// answers `org.freedesktop.DBus.Properties.Get` under `/org/freedesktop/login1/session/`
+    /// like logind: an unknown session is `UnknownObject`.
+    static let mockLogind = #"""
+        import re, sys
+        import dbus, dbus.service, dbus.mainloop.glib
+        from gi.repository import GLib
+
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        sessions = dict(arg.split("=", 1) for arg in sys.argv[1:])
+
+        def decode(label):
+            return re.sub(r"_([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), label)
+
+        class Sessions(dbus.service.FallbackObject):
+            @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v",
+                                 rel_path_keyword="rel")
+            def Get(self, interface, name, rel):
+                session = decode(rel.lstrip("/"))
+                if session not in sessions:
+                    raise dbus.exceptions.DBusException(
+                        "no session " + rel, name="org.freedesktop.DBus.Error.UnknownObject")
+                if interface != "org.freedesktop.login1.Session" or name != "LockedHint":
+                    raise dbus.exceptions.DBusException(
+                        "no property " + name, name="org.freedesktop.DBus.Error.UnknownProperty")
+                answer = sessions[session]
+                if answer == "error":
+                    raise dbus.exceptions.DBusException(
+                        "denied", name="org.freedesktop.DBus.Error.AccessDenied")
+                if answer in ("true", "false"):
+                    return dbus.Boolean(answer == "true")
+                return dbus.String(answer)
+
+        bus = dbus.SystemBus()
+        name = dbus.service.BusName("org.freedesktop.login1", bus)
+        Sessions(bus, "/org/freedesktop/login1/session")
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """#
+}
+
+/// A Unix socket that accepts connections (the kernel's backlog) and never says a word: a
+/// bus that never answers.
+final class SilentSocket {
+    let path: String
+    private let descriptor: Int32
+
+    init(directory: String) throws {
+        path = directory + "/silent"
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
+        }
+    }
+
+    deinit { close(descriptor) }
+}
