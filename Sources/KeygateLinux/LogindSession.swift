@@ -30,7 +30,13 @@ enum LogindSession {
         "org.freedesktop.DBus.Error.NameHasNoOwner",
         "org.freedesktop.DBus.Error.UnknownObject",
         "org.freedesktop.login1.NoSuchSession",
+        "org.freedesktop.systemd1.NoSuchUnit",
+        "org.freedesktop.systemd1.UnitMasked",
     ]
+
+    /// The bus's replies when it could not start logind (a system bus in a container without
+    /// systemd, whose logind service file runs `/bin/false`): no logind either.
+    static let activationFailurePrefix = "org.freedesktop.DBus.Error.Spawn."
 
     /// The lock state of the session named by `XDG_SESSION_ID` in `environment`, on the bus named
     /// by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus).
@@ -49,7 +55,7 @@ enum LogindSession {
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }
         if errorName.isEmpty && result == -ENOENT { return .noSession }
-        if noSessionErrors.contains(errorName) { return .noSession }
+        if noSessionErrors.contains(errorName) || errorName.hasPrefix(activationFailurePrefix) { return .noSession }
         let reason = errorName.isEmpty ? String(cString: strerror(-result)) : errorName
         return .unreadable("cannot read the login session's lock state from logind (\(reason))")
     }

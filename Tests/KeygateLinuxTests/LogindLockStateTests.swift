@@ -75,6 +75,14 @@ import Testing
         #expect(warnings.all.isEmpty)
     }
 
+    @Test func aBusThatCannotStartLogindIsUnlocked() throws {
+        let bus = try PrivateSystemBus(unstartableLogind: true)
+        defer { bus.stop() }
+        let warnings = Warnings()
+        #expect(Self.isLocked(session: "1", address: bus.address, warnings: warnings) == false)
+        #expect(warnings.all.isEmpty)
+    }
+
     @Test func noBusSocketOrNoSessionIsUnlocked() {
         let warnings = Warnings()
         let missing = "unix:path=/nonexistent/keygate-\(UUID().uuidString)/bus"

@@ -10,18 +10,24 @@ final class PrivateSystemBus {
     private var processes: [Process] = []
 
     /// Starts `dbus-daemon` with a configuration that allows everything on a socket in a
-    /// temporary directory.
-    init() throws {
+    /// temporary directory. With `unstartableLogind`, the bus knows a logind service that it
+    /// fails to start (its command is `/bin/false`), like a system bus without systemd.
+    init(unstartableLogind: Bool = false) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("keygate-bus-\(UUID().uuidString)")
             .path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/services", withIntermediateDirectories: true)
+        if unstartableLogind {
+            try "[D-BUS Service]\nName=org.freedesktop.login1\nExec=/bin/false\n".write(
+                toFile: directory + "/services/org.freedesktop.login1.service", atomically: true, encoding: .utf8)
+        }
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
               <listen>unix:path=\(directory)/bus</listen>
               <auth>EXTERNAL</auth>
+              <servicedir>\(directory)/services</servicedir>
               <policy context="default">
                 <allow user="*"/>
                 <allow own="*"/>
@@ -32,8 +38,16 @@ final class PrivateSystemBus {
             """
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         do {
+            // Through python3 to unblock every signal first: a process started from a test's
+            // thread inherits its blocked signals, and a dbus-daemon with SIGCHLD blocked never
+            // sees a service it started exit.
             let line = try start(
-                "/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--print-address", "--nofork"],
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                    "/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--print-address", "--nofork",
+                ],
                 environment: [:], quiet: true)
             address = line.trimmingCharacters(in: .whitespacesAndNewlines)
             guard address.hasPrefix("unix:") else { throw BusError("dbus-daemon printed no address") }
@@ -98,7 +112,8 @@ final class PrivateSystemBus {
 
     /// The mock: dbus-python (Debian python3-dbus) with GLib's main loop (python3-gi). It
     /// answers `org.freedesktop.DBus.Properties.Get` under `/org/freedesktop/login1/session/`
-    /// like logind: an unknown session is `UnknownObject`.
+    /// like logind (an unknown session is `UnknownObject`), and `GetAll` and the manager's
+    /// `GetSession`, which `loginctl` asks.
     static let mockLogind = #"""
         import re, sys
         import dbus, dbus.service, dbus.mainloop.glib
@@ -129,9 +144,25 @@ final class PrivateSystemBus {
                     return dbus.Boolean(answer == "true")
                 return dbus.String(answer)
 
+            @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="s", out_signature="a{sv}",
+                                 rel_path_keyword="rel")
+            def GetAll(self, interface, rel):
+                return {"LockedHint": self.Get("org.freedesktop.login1.Session", "LockedHint", rel)}
+
+        class Manager(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.login1.Manager", in_signature="s", out_signature="o")
+            def GetSession(self, session):
+                if session not in sessions:
+                    raise dbus.exceptions.DBusException(
+                        "no session " + session, name="org.freedesktop.login1.NoSuchSession")
+                label = "".join(c if c.isascii() and c.isalnum() and not (i == 0 and c.isdigit())
+                                else "_%02x" % ord(c) for i, c in enumerate(session))
+                return dbus.ObjectPath("/org/freedesktop/login1/session/" + label)
+
         bus = dbus.SystemBus()
         name = dbus.service.BusName("org.freedesktop.login1", bus)
         Sessions(bus, "/org/freedesktop/login1/session")
+        Manager(bus, "/org/freedesktop/login1")
         print("ready", flush=True)
         GLib.MainLoop().run()
         """#
