@@ -36,6 +36,7 @@ public struct LinuxDevice: DeviceStateSource {
     public let attemptLedger: (any AttemptLedger)?
     private let environment: [String: String]
     private let onWarning: @Sendable (String) -> Void
+    private let logindTimeoutMicroseconds: UInt64
 
     /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
     /// - Parameters:
@@ -44,13 +45,19 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - attemptLedger: the user's failure ledger, shared by every keychain over this device.
     ///   - environment: `XDG_SESSION_ID`, `DBUS_SYSTEM_BUS_ADDRESS` (the system bus when unset),
     ///     `KEYGATE_ENROLLMENT_FILE` and `PATH` are read from it.
+    ///   - logindTimeout: how long the whole question to logind may take before the state
+    ///     counts as locked (default 250 ms).
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
     ///     logind did not give), never a secret.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
+        logindTimeout: Duration = .milliseconds(250),
         onWarning: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        let (seconds, attoseconds) = logindTimeout.components
+        self.logindTimeoutMicroseconds =
+            UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
         self.mode = mode
         self.proofRecords = proofRecords
         self.attemptLedger = attemptLedger
@@ -85,7 +92,7 @@ public struct LinuxDevice: DeviceStateSource {
     /// that knows it (a server, a container, CI), means unlocked; an answer that could not be
     /// read counts as locked, and says so through `onWarning`.
     private func logindLocked() -> Bool {
-        switch LogindSession.lockState(environment: environment) {
+        switch LogindSession.lockState(environment: environment, timeout: logindTimeoutMicroseconds) {
         case .noSession, .unlocked: return false
         case .locked: return true
         case .unreadable(let why):

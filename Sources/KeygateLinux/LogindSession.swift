@@ -18,7 +18,7 @@ enum LogindSession {
         case unreadable(String)
     }
 
-    /// The whole question (connect, authenticate, call) ends within this: 250 ms.
+    /// The whole question (connect, authenticate, call) ends within this by default: 250 ms.
     static let timeoutMicroseconds: UInt64 = 250_000
 
     /// Where the system bus is when `DBUS_SYSTEM_BUS_ADDRESS` is unset (sd-bus's default).
@@ -40,16 +40,17 @@ enum LogindSession {
 
     /// The lock state of the session named by `XDG_SESSION_ID` in `environment`, on the bus named
     /// by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus).
-    static func lockState(environment: [String: String]) -> LockState {
+    static func lockState(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> LockState {
         guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return .noSession }
         let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        return lockState(session: session, address: address ?? defaultSystemBusAddress)
+        return lockState(session: session, address: address ?? defaultSystemBusAddress, timeout: timeout)
     }
 
-    /// The lock state of `session` as the logind on the bus at `address` sees it.
-    static func lockState(session: String, address: String) -> LockState {
+    /// The lock state of `session` as the logind on the bus at `address` sees it, within
+    /// `timeout` microseconds.
+    static func lockState(session: String, address: String, timeout: UInt64 = timeoutMicroseconds) -> LockState {
         var answer = keygate_logind_answer()
-        let result = keygate_logind_locked_hint(address, session, timeoutMicroseconds, &answer)
+        let result = keygate_logind_locked_hint(address, session, timeout, &answer)
         if result == 0 { return answer.locked != 0 ? .locked : .unlocked }
         let errorName = withUnsafeBytes(of: &answer.error_name) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)

@@ -17,11 +17,17 @@ import Testing
 
     /// The device's lock state for `session` on the bus at `address`, read on a thread of its
     /// own: nil when it has not returned within 10 s (a hang fails the test instead of stalling it).
-    static func isLocked(session: String?, address: String?, warnings: Warnings) -> Bool? {
+    /// The lock state through a device asking `address`; the mock logind is given 5 s (a
+    /// loaded CI machine must not turn a slow mock into "locked"), the silent bus the
+    /// production deadline.
+    static func isLocked(
+        session: String?, address: String?, warnings: Warnings, timeout: Duration = .seconds(5)
+    ) -> Bool? {
         var environment = ["PATH": "/nonexistent"]
         environment["XDG_SESSION_ID"] = session
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
-        let device = LinuxDevice(mode: .logind, environment: environment, onWarning: warnings.record)
+        let device = LinuxDevice(
+            mode: .logind, environment: environment, logindTimeout: timeout, onWarning: warnings.record)
         let result = ResultBox()
         let thread = Thread { result.set(device.snapshot().device.isLocked) }
         thread.start()
@@ -113,7 +119,10 @@ import Testing
         let silent = try SilentSocket(directory: directory)
         let warnings = Warnings()
         // nil would mean no answer within 10 s (sd-bus's own default is 25 s).
-        #expect(Self.isLocked(session: "1", address: "unix:path=\(silent.path)", warnings: warnings) == true)
+        #expect(
+            Self.isLocked(
+                session: "1", address: "unix:path=\(silent.path)", warnings: warnings, timeout: .milliseconds(250))
+                == true)
         #expect(warnings.all.count == 1)
         #expect(warnings.all.first?.contains("timed out") == true)
     }
