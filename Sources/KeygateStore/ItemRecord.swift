@@ -116,14 +116,15 @@ public struct ItemRecord: Hashable, Sendable {
 
 /// A value as a backend keeps it.
 package enum SealedValue: Hashable, Sendable {
-    /// In memory, not encrypted (``InMemoryItemStore``).
-    case plain(SecretData)
+    /// In memory, not encrypted (``InMemoryItemStore``), with the fields it was stored with: it
+    /// opens only for exactly those.
+    case plain(SecretData, fields: ItemFields)
     /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``).
     case encrypted(nonce: [UInt8], ciphertext: [UInt8])
 
     package static func == (lhs: SealedValue, rhs: SealedValue) -> Bool {
         switch (lhs, rhs) {
-        case (.plain(let a), .plain(let b)): a === b
+        case (.plain(let a, let f1), .plain(let b, let f2)): a === b && f1 == f2
         case (.encrypted(let n1, let c1), .encrypted(let n2, let c2)): n1 == n2 && c1 == c2
         default: false
         }
@@ -131,7 +132,7 @@ package enum SealedValue: Hashable, Sendable {
 
     package func hash(into hasher: inout Hasher) {
         switch self {
-        case .plain(let data): hasher.combine(ObjectIdentifier(data))
+        case .plain(let data, _): hasher.combine(ObjectIdentifier(data))
         case .encrypted(let nonce, _): hasher.combine(nonce)
         }
     }
