@@ -5,7 +5,9 @@ public import KeygatePolicy
 /// A backend stores items; it never decides who may read them (the facade asks the
 /// evaluator first). Duties of every conforming type, each checked by
 /// ``KeygateTesting/ItemStoreContract``, the suite every conforming type must pass (this
-/// package's backends run it in `KeygateStoreTests`):
+/// package's backends run it in `KeygateStoreTests`). A backend outside this package makes its
+/// records with ``ItemRecord/init(id:fields:sealed:damage:)``, carrying its own form of the value,
+/// and honours no lost updates through ``ItemReplacement/expectedSealedBytes``:
 ///
 /// - **Primary key.** At most one item per ``ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.

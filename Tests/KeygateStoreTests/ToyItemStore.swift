@@ -3,7 +3,8 @@ import KeygateStore
 import Synchronization
 
 /// A small in-memory backend that can break one duty of `ItemStore` on purpose, to show the
-/// contract catches it. Without a fault it honours every duty.
+/// contract catches it. Without a fault it honours every duty. It uses only the public API, as
+/// a backend outside this package must: its records carry a version stamp as sealed bytes.
 final class ToyItemStore: ItemStore {
     enum Fault: String, CaseIterable, Sendable, CustomStringConvertible {
         case none
@@ -27,7 +28,22 @@ final class ToyItemStore: ItemStore {
 
     private struct State {
         var next: Int64 = 1
-        var entries: [(id: ItemID, fields: ItemFields, data: SecretData)] = []
+        var nextVersion: UInt64 = 1
+        var entries: [(id: ItemID, fields: ItemFields, data: SecretData, version: UInt64)] = []
+
+        mutating func stamp() -> UInt64 {
+            defer { nextVersion += 1 }
+            return nextVersion
+        }
+    }
+
+    private static func bytes(_ version: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: version >> (8 * $0)) }
+    }
+
+    private static func version(_ bytes: [UInt8]?) -> UInt64? {
+        guard let bytes, bytes.count == 8 else { return nil }
+        return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) }
     }
 
     private let fault: Fault
@@ -38,15 +54,18 @@ final class ToyItemStore: ItemStore {
     func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         let records = state.withLock { state in
             state.entries.filter { filter.matches($0.fields) }
-                .map { ItemRecord(id: $0.id, fields: $0.fields, sealed: .plain($0.data, fields: $0.fields)) }
+                .map { ItemRecord(id: $0.id, fields: $0.fields, sealed: Self.bytes($0.version)) }
         }
         return fault == .forgetsTheOrder ? records.reversed() : records
     }
 
     func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
-        guard case .plain(let data, let fields) = item.sealed, fault == .opensMovedValues || fields == item.fields
-        else { throw KeygateError(.decode, "item \(item.id) does not hold the value it was read with") }
-        return data
+        let version = Self.version(item.sealedBytes)
+        let entry = state.withLock { state in state.entries.first { $0.version == version } }
+        guard let entry, fault == .opensMovedValues || (entry.id == item.id && entry.fields == item.fields) else {
+            throw KeygateError(.decode, "item \(item.id) does not hold the value it was read with")
+        }
+        return entry.data
     }
 
     @discardableResult
@@ -65,8 +84,9 @@ final class ToyItemStore: ItemStore {
                 }
                 let id = ItemID(next.next)
                 next.next += 1
-                next.entries.append((id, item.fields, item.data))
-                records.append(ItemRecord(id: id, fields: item.fields, sealed: .plain(item.data, fields: item.fields)))
+                let version = next.stamp()
+                next.entries.append((id, item.fields, item.data, version))
+                records.append(ItemRecord(id: id, fields: item.fields, sealed: Self.bytes(version)))
             }
             state = next
             return records
@@ -75,22 +95,20 @@ final class ToyItemStore: ItemStore {
 
     func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
         try checkLimit(replacements.map(\.data))
-        let expected = replacements.map { replacement -> SecretData? in
-            // The record a replacement was made from, as `ItemReplacement(replacing:)` keeps it.
-            guard case .plain(let data, _)? = replacement.expected else { return nil }
-            return data
-        }
         try state.withLock { (state: inout State) throws(KeygateError) in
             var next = state
-            for (replacement, expected) in zip(replacements, expected) {
+            for replacement in replacements {
                 guard let index = next.entries.firstIndex(where: { $0.id == replacement.id }) else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
                 }
-                if fault != .losesUpdates, let expected, expected !== next.entries[index].data {
+                if fault != .losesUpdates, let expected = Self.version(replacement.expectedSealedBytes),
+                    expected != next.entries[index].version
+                {
                     throw KeygateError(.notAvailable, "item \(replacement.id) was changed by another writer")
                 }
                 next.entries[index].fields = replacement.fields
                 next.entries[index].data = replacement.data
+                next.entries[index].version = next.stamp()
             }
             var seen = Set<ItemIdentity>()
             for entry in next.entries where !seen.insert(entry.fields.identity).inserted {

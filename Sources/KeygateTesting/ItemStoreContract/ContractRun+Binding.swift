@@ -2,8 +2,9 @@ import KeygatePolicy
 import KeygateStore
 
 extension ContractRun {
-    /// Bound values: a value moved to another item, or read with an access control changed
-    /// behind the store's back, fails with `errSecDecode` from both `open` and `verify`.
+    /// Bound values: a value moved to another item, read with an access control changed behind
+    /// the store's back, or a record the store never made, fails with `errSecDecode` from both
+    /// `open` and `verify`.
     func checkBoundValues(_ store: any ItemStore) {
         guard
             attempt(
@@ -24,6 +25,10 @@ extension ContractRun {
         let forgeries = [
             (ItemRecord(id: read[1].id, fields: read[1].fields, sealed: read[0].sealed), "a's value moved to item b"),
             (ItemRecord(id: read[0].id, fields: edited, sealed: read[0].sealed), "a's access control changed"),
+            (
+                ItemRecord(id: read[0].id, fields: read[0].fields, sealed: [0xDE, 0xAD]),
+                "a record the store never made"
+            ),
         ]
         for (record, what) in forgeries {
             expectFailure(.boundValues, .decode, "opening \(what)") { () throws(KeygateError) in
