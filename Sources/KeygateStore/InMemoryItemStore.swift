@@ -72,7 +72,7 @@ public final class InMemoryItemStore: ItemStore {
                 guard let current = next.items[replacement.id] else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
                 }
-                if case .plain(let expected, _)? = replacement.expected, expected !== current.data {
+                if let expected = replacement.expected, !Self.holds(current.data, expected) {
                     throw KeygateError(
                         .notAvailable, "item \(replacement.id) was changed by another writer; nothing was changed")
                 }
@@ -84,6 +84,11 @@ public final class InMemoryItemStore: ItemStore {
             }
             state = next
         }
+    }
+
+    /// Whether `data` is the value `expected` was read with (a record of another store never is).
+    private static func holds(_ data: SecretData, _ expected: SealedValue) -> Bool {
+        if case .plain(let read, _) = expected { read === data } else { false }
     }
 
     /// Deletes items.

@@ -101,8 +101,8 @@ final class ToyItemStore: ItemStore {
                 guard let index = next.entries.firstIndex(where: { $0.id == replacement.id }) else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
                 }
-                if fault != .losesUpdates, let expected = Self.version(replacement.expectedSealedBytes),
-                    expected != next.entries[index].version
+                if fault != .losesUpdates, let expected = replacement.expectedSealedBytes,
+                    Self.version(expected) != next.entries[index].version
                 {
                     throw KeygateError(.notAvailable, "item \(replacement.id) was changed by another writer")
                 }

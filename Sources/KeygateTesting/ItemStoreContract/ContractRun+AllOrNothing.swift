@@ -46,8 +46,9 @@ extension ContractRun {
         expectContents(store, .allOrNothing, [("a", "b")], after: "deleting ids some of which were gone")
     }
 
-    /// No lost updates: a replacement made from a record another writer changed since fails with
-    /// `errSecNotAvailable`, alone or in a batch, and changes nothing.
+    /// No lost updates: a replacement made from a record another writer changed since, or from
+    /// a record the store never made, fails with `errSecNotAvailable`, alone or in a batch, and
+    /// changes nothing.
     func checkNoLostUpdates(_ store: any ItemStore) {
         guard
             attempt(
@@ -91,5 +92,13 @@ extension ContractRun {
             ])
         }
         expectContents(store, .noLostUpdates, [("shared", "v3"), ("other", "o1")], after: "a fresh replacement")
+        let foreign = ItemRecord(id: fresh[0].id, fields: fresh[0].fields, sealed: [0xDE, 0xAD])
+        expectFailure(.noLostUpdates, .notAvailable, "a replacement made from a record the store never made") {
+            () throws(KeygateError) in
+            try store.replace([
+                ItemReplacement(replacing: foreign, fields: foreign.fields, data: SecretData(ContractItems.value("v4")))
+            ])
+        }
+        expectContents(store, .noLostUpdates, [("shared", "v3"), ("other", "o1")], after: "a foreign replacement")
     }
 }
