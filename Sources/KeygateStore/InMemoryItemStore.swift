@@ -22,14 +22,22 @@ public final class InMemoryItemStore: ItemStore {
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         state.withLock { state in
             state.items.filter { filter.matches($0.value.fields) }.sorted { $0.key < $1.key }
-                .map { ItemRecord(id: $0.key, fields: $0.value.fields, sealed: .plain($0.value.data)) }
+                .map {
+                    ItemRecord(
+                        id: $0.key, fields: $0.value.fields, sealed: .plain($0.value.data, fields: $0.value.fields))
+                }
         }
     }
 
     /// The value read with the record (the same consistent snapshot as its fields).
+    /// - Throws: `errSecDecode` when the record's fields are not the ones the value was stored
+    ///   with (a value moved to another item, or an access control changed since).
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
-        guard case .plain(let data) = item.sealed else {
+        guard case .plain(let data, let fields) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store")
+        }
+        guard fields == item.fields else {
+            throw KeygateError(.decode, "item \(item.id) does not hold the value it was read with")
         }
         return data
     }
@@ -48,7 +56,7 @@ public final class InMemoryItemStore: ItemStore {
                 let id = ItemID(next.nextID)
                 next.nextID += 1
                 next.items[id] = (item.fields, item.data)
-                records.append(ItemRecord(id: id, fields: item.fields, sealed: .plain(item.data)))
+                records.append(ItemRecord(id: id, fields: item.fields, sealed: .plain(item.data, fields: item.fields)))
             }
             state = next
             return records
@@ -64,7 +72,7 @@ public final class InMemoryItemStore: ItemStore {
                 guard let current = next.items[replacement.id] else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
                 }
-                if case .plain(let expected)? = replacement.expected, expected !== current.data {
+                if let expected = replacement.expected, !Self.holds(current.data, expected) {
                     throw KeygateError(
                         .notAvailable, "item \(replacement.id) was changed by another writer; nothing was changed")
                 }
@@ -76,6 +84,11 @@ public final class InMemoryItemStore: ItemStore {
             }
             state = next
         }
+    }
+
+    /// Whether `data` is the value `expected` was read with (a record of another store never is).
+    private static func holds(_ data: SecretData, _ expected: SealedValue) -> Bool {
+        if case .plain(let read, _) = expected { read === data } else { false }
     }
 
     /// Deletes items.

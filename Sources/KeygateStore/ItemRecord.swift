@@ -112,27 +112,44 @@ public struct ItemRecord: Hashable, Sendable {
         self.sealed = sealed
         self.damage = damage
     }
+
+    /// A record of a backend outside this package: `sealed` is that backend's own form of the
+    /// value (a ciphertext, a version stamp), which only it can open.
+    public init(id: ItemID, fields: ItemFields, sealed: [UInt8], damage: String? = nil) {
+        self.init(id: id, fields: fields, sealed: .external(sealed), damage: damage)
+    }
+
+    /// The bytes a backend outside this package made the record with
+    /// (``init(id:fields:sealed:damage:)``); nil for this package's backends.
+    public var sealedBytes: [UInt8]? {
+        if case .external(let bytes) = sealed { bytes } else { nil }
+    }
 }
 
 /// A value as a backend keeps it.
 package enum SealedValue: Hashable, Sendable {
-    /// In memory, not encrypted (``InMemoryItemStore``).
-    case plain(SecretData)
+    /// In memory, not encrypted (``InMemoryItemStore``), with the fields it was stored with: it
+    /// opens only for exactly those.
+    case plain(SecretData, fields: ItemFields)
     /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``).
     case encrypted(nonce: [UInt8], ciphertext: [UInt8])
+    /// A backend outside this package: its own bytes.
+    case external([UInt8])
 
     package static func == (lhs: SealedValue, rhs: SealedValue) -> Bool {
         switch (lhs, rhs) {
-        case (.plain(let a), .plain(let b)): a === b
+        case (.plain(let a, let f1), .plain(let b, let f2)): a === b && f1 == f2
         case (.encrypted(let n1, let c1), .encrypted(let n2, let c2)): n1 == n2 && c1 == c2
+        case (.external(let a), .external(let b)): a == b
         default: false
         }
     }
 
     package func hash(into hasher: inout Hasher) {
         switch self {
-        case .plain(let data): hasher.combine(ObjectIdentifier(data))
+        case .plain(let data, _): hasher.combine(ObjectIdentifier(data))
         case .encrypted(let nonce, _): hasher.combine(nonce)
+        case .external(let bytes): hasher.combine(bytes)
         }
     }
 }
@@ -173,6 +190,13 @@ public struct ItemReplacement: Sendable {
     public init(replacing record: ItemRecord, fields: ItemFields, data: SecretData) {
         self.init(id: record.id, fields: fields, data: data)
         expected = record.sealed
+    }
+
+    /// For a backend outside this package: the ``ItemRecord/sealedBytes`` of the record this
+    /// replacement was made from with ``init(replacing:fields:data:)``, which the item must
+    /// still hold for the replacement to apply; nil for an unconditional replacement.
+    public var expectedSealedBytes: [UInt8]? {
+        if case .external(let bytes)? = expected { bytes } else { nil }
     }
 }
 

@@ -3,8 +3,11 @@ public import KeygatePolicy
 /// Where items live: a pluggable backend under the gated `Keychain` facade.
 ///
 /// A backend stores items; it never decides who may read them (the facade asks the
-/// evaluator first). Duties of every conforming type, checked by the contract test suite
-/// `ItemStoreContractTests` that each backend must pass:
+/// evaluator first). Duties of every conforming type, each checked by
+/// ``KeygateTesting/ItemStoreContract``, the suite every conforming type must pass (this
+/// package's backends run it in `KeygateStoreTests`). A backend outside this package makes its
+/// records with ``ItemRecord/init(id:fields:sealed:damage:)``, carrying its own form of the value,
+/// and honours no lost updates through ``ItemReplacement/expectedSealedBytes``:
 ///
 /// - **Primary key.** At most one item per ``ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.
@@ -13,14 +16,16 @@ public import KeygatePolicy
 ///   made with ``ItemReplacement/init(replacing:fields:data:)`` of an item another writer
 ///   changed since it was read fails with `errSecNotAvailable` (no lost updates).
 /// - **Damaged rows.** A row whose access control cannot be trusted is returned with
-///   ``ItemRecord/damage`` set, so it can still be deleted, instead of failing every search.
+///   ``ItemRecord/damage`` set, so it can still be deleted, instead of failing every search
+///   (for backends that keep rows outside memory, where someone else can edit them).
 /// - **Consistent reads.** ``items(matching:)`` returns each record's fields and sealed value
 ///   from one read, in the order the items were added.
 /// - **Bound values.** ``open(_:)`` returns the value only for exactly the fields it was
 ///   stored with: a value moved to another item, or an item whose access control was changed
 ///   behind the store's back, fails with `errSecDecode`, never with a value.
 /// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
-///   copies are wiped when released.
+///   copies are wiped when released (the contract checks descriptions and errors; wiping is
+///   ``SecretData``'s).
 /// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
 ///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
 ///   `errSecParam` and a message giving the limit, and change nothing.

@@ -268,14 +268,16 @@ public final class SQLiteItemStore: ItemStore {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try connection.transaction { () throws(KeygateError) in
                 for entry in sealed {
-                    if case .encrypted(let nonce, _)? = entry.expected {
+                    if let expected = entry.expected {
+                        // A record of another store holds no nonce of ours: it never matches.
+                        let nonce: [UInt8]? = if case .encrypted(let nonce, _) = expected { nonce } else { nil }
                         let check = try connection.statement("SELECT nonce FROM items WHERE id = ?")
                         try check.bind([.integer(entry.id.rawValue)])
                         let found = try check.step()
                         let current = found ? check.blob(0) : nil
                         check.reset()
                         guard found else { throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists") }
-                        guard current == nonce else {
+                        guard nonce != nil, current == nonce else {
                             throw KeygateError(
                                 .notAvailable, "item \(entry.id) was changed by another writer; nothing was changed")
                         }

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 
 /// A private world for one CLI test: its own data and runtime directories (so the store,
 /// key, audit trail and reuse records are fresh), an unlocked device, and optionally PAM.

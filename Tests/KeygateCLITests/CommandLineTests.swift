@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// The command line as a whole: help, usage errors, the demo.

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// git and docker as real clients: `git-credential-keygate` driven by the real `git`, and

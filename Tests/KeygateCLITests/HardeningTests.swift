@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// Issue 9 ("Hardening"), the command line's part: each test replays the scenario the issue

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeygateTesting
 import Testing
 
 /// Issue 9 points 6, 7 and 9 through the binary: hostile files are refused with a message

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// `make install` and `make uninstall` (issue 11, point 5), into a temporary DESTDIR. To stay

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// The item commands end to end: the built binary, a private store, pam_wrapper for proofs.

@@ -84,21 +84,3 @@ struct KeygateBinary {
             stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
     }
 }
-
-/// A temporary directory removed when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("keygate-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String, contents: String) throws -> String {
-        let path = url.appendingPathComponent(name).path
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}

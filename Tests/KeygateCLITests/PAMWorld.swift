@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 
 /// A throwaway PAM world for one subprocess test: a pam_wrapper service directory, passdb
 /// files, an `other` that denies, and optionally a fake passwd for nss_wrapper. The child

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// `--policies DIR` and `keygate policy …`, end to end through the binary.

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Testing
 
 /// `keygate prove` in a subprocess, under pam_wrapper (and nss_wrapper for pam_faillock).

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateTesting
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import KeygatePolicy
 import KeygateStore
+import KeygateTesting
 import Testing
 
 /// Issue 9 point 5: the store keeps the trail's anchor, so a trail deleted together with its

@@ -1,6 +1,7 @@
 import Foundation
 import KeygatePolicy
 import KeygateStore
+import KeygateTesting
 import Testing
 
 /// The JSON Lines audit trail on disk: chain, head, tamper evidence, crash recovery, concurrency.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KeygatePolicy
 import KeygateStore
+import KeygateTesting
 import Synchronization
 import Testing
 

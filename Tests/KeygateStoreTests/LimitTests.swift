@@ -1,25 +1,16 @@
 import Foundation
 import KeygatePolicy
 import KeygateStore
+import KeygateTesting
 import Testing
 
 /// Issue 9 point 9: values, backup headers and audit lines are bounded, each with a clear status.
 @Suite struct LimitTests {
-    static func make(_ backend: Backend, limit: Int) throws -> (store: any ItemStore, directory: TemporaryDirectory?) {
-        switch backend {
-        case .inMemory: return (InMemoryItemStore(maximumValueLength: limit), nil)
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            return (try SQLiteItemStore(path: directory.path + "/items.db", maximumValueLength: limit), directory)
-        }
-    }
-
     static func bytes(_ count: Int) -> SecretData { SecretData(bytes: [UInt8](repeating: 0x61, count: count)) }
 
     @Test(arguments: Backend.allCases)
     func valuesOverTheConfiguredLimitAreRefused(_ backend: Backend) throws {
-        let (store, directory) = try Self.make(backend, limit: 16)
-        defer { _ = directory }
+        let store = try TemporaryStore(backend, maximumValueLength: 16)
         try store.insert([NewItem(fields: Fixtures.fields(account: "fits"), data: Self.bytes(16))])
         do {
             try store.insert([NewItem(fields: Fixtures.fields(account: "big"), data: Self.bytes(17))])
@@ -44,8 +35,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func theDefaultLimitIs16MiB(_ backend: Backend) throws {
         #expect(ItemLimits.defaultMaximumValueLength == 16 * 1024 * 1024)
-        let (store, directory) = try backend.make()
-        defer { _ = directory }
+        let store = try TemporaryStore(backend)
         do {
             try store.insert([NewItem(fields: Fixtures.fields(), data: Self.bytes(16 * 1024 * 1024 + 1))])
             Issue.record("a value over 16 MiB must be refused by default")

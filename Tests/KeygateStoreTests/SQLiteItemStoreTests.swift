@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KeygatePolicy
+import KeygateTesting
 import Testing
 
 @testable import KeygateStore

@@ -4,41 +4,25 @@ import KeygatePolicy
 import KeygateStore
 import KeygateTesting
 
-/// The backends the facade tests run on.
-enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case inMemory, sqlite
-    var description: String { rawValue }
-}
-
 /// A keychain over a fresh store, a simulated device and a scripted authenticator.
 final class KeychainFixture: @unchecked Sendable {
-    let store: any ItemStore
+    /// The store, in a temporary directory it owns (released with the fixture).
+    let store: TemporaryStore
     let device = SimulatedDevice(enrolled: ["right-index"])
     let authenticator = ScriptedAuthenticator()
     let clock = ManualClock()
     let keychain: Keychain
-    let directory: String?
+    /// The SQLite store's directory (its database is `items.db` there), nil in memory.
+    var directory: String? { store.databasePath == nil ? nil : store.directory.path }
 
     init(_ backend: Backend, groups: [String] = ["group.app", "group.shared"], policy: (any OrganisationPolicy)? = nil)
         throws
     {
-        switch backend {
-        case .inMemory:
-            store = InMemoryItemStore()
-            directory = nil
-        case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "keygate-facade-\(UUID().uuidString)"
-            ).path
-            directory = path
-            store = try SQLiteItemStore(path: path + "/items.db")
-        }
+        store = try TemporaryStore(backend)
         keychain = Keychain(
             store: store, accessGroups: groups, authenticator: authenticator, device: device,
             organisationPolicy: policy ?? NoOrganisationPolicy(), clock: clock)
     }
-
-    deinit { if let directory { try? FileManager.default.removeItem(atPath: directory) } }
 
     /// A context on the fixture's clock.
     func context(reuse: Int = 0) -> AuthenticationContext {
