@@ -10,7 +10,10 @@ import Synchronization
 /// (the handler restores the terminal, then lets the signal take its default action).
 public final class TerminalPassphraseSource: PassphraseSource {
     private let descriptor: Int32
-    private let lock = Mutex(())
+    /// One prompt at a time in the whole process: the signal handlers that restore a terminal
+    /// are process-wide, so two prompts must never arm them at once (and one person answers
+    /// one prompt at a time anyway).
+    private static let lock = Mutex(())
     /// The name each reason line starts with (`keygate: Read the payment token`).
     public let label: String
 
@@ -69,7 +72,7 @@ public final class TerminalPassphraseSource: PassphraseSource {
 
     /// Prints the message on the terminal.
     public func show(_ message: PAMMessage) {
-        lock.withLock { _ in writeText("\(message)\n") }
+        Self.lock.withLock { _ in writeText("\(message)\n") }
     }
 
     /// Writes `preamble`, puts the terminal in raw mode (echo off unless `echo`), writes
@@ -77,7 +80,7 @@ public final class TerminalPassphraseSource: PassphraseSource {
     private func readLine(
         preamble: String, prompt: String, echo: Bool, limit: Int
     ) -> (line: Passphrase, overflowed: Bool)? {
-        lock.withLock { _ in
+        Self.lock.withLock { _ in
             if !preamble.isEmpty { writeText(preamble) }
             var saved = termios()
             guard tcgetattr(descriptor, &saved) == 0 else { return nil }
