@@ -177,7 +177,9 @@ import Testing
             ], stdin: Data(), environment: helpers.environment(world), executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(clone.status == 0, "\(clone.stderr)")
         #expect((try? String(contentsOfFile: destination + "/README", encoding: .utf8)) == "hello\n")
-        #expect(try Self.authenticationRecords(world) == 1, "one local proof for the clone")
+        // git asks its helper once per HTTP session; a clone may open more than one, and each
+        // get of the protected credential asks for the local proof (no reuse window here).
+        #expect(try Self.authenticationRecords(world) >= 1, "the clone needed a local proof")
     }
 
     @Test func aChangedCredentialReplacesTheStoredOneAndExtraFieldsAreKept() throws {

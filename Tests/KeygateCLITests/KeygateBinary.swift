@@ -51,6 +51,23 @@ struct KeygateBinary {
     static func run(
         _ arguments: [String], stdin: Data, environment: [String: String], executable: URL
     ) throws -> Result {
+        // pam_wrapper picks its directory `/tmp/pam.<letter>` from the pid and then creates it,
+        // so two processes starting at once can pick the same letter: the loser exits 1 from
+        // the library's constructor, before any of keygate (or git) runs. Only that start-up
+        // failure, which changed nothing, is tried again.
+        var attempt = 0
+        while true {
+            let result = try runOnce(arguments, stdin: stdin, environment: environment, executable: executable)
+            attempt += 1
+            guard attempt < 5, result.status == 1 || result.status == 128,
+                result.stderr.contains("pwrap_init: Failed to create pam_wrapper config dir")
+            else { return result }
+        }
+    }
+
+    private static func runOnce(
+        _ arguments: [String], stdin: Data, environment: [String: String], executable: URL
+    ) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -10,15 +10,17 @@ import Testing
         let world = try CLIWorld(password: nil)
         let environment = world.environment
         let codes = Mutex<[Int32]>([])
+        let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 6) { index in
             let result = try? KeygateBinary.run(
                 ["add", "--service", "race", "--account", "same"], stdin: Data("v\(index)".utf8),
                 environment: environment)
             codes.withLock { $0.append(result?.status ?? -1) }
+            if let result, result.status != 0 && result.status != 4 { failures.withLock { $0.append(result.stderr) } }
         }
         let all = codes.withLock { $0 }
-        #expect(all.filter { $0 == 0 }.count == 1, "\(all)")
-        #expect(all.filter { $0 == 4 }.count == 5, "\(all)")
+        #expect(all.filter { $0 == 0 }.count == 1, "\(all) \(failures.withLock { $0 })")
+        #expect(all.filter { $0 == 4 }.count == 5, "\(all) \(failures.withLock { $0 })")
         #expect(try world.run(["list"]).stdoutText.split(separator: "\n").count == 1)
         #expect(try world.run(["audit", "verify"]).status == 0, "concurrent writers keep one intact trail")
     }
