@@ -31,9 +31,12 @@ demo: deps
 	$(SWIFT) build --product keygate
 	.build/debug/keygate demo
 
+# Tests run one at a time: pam_wrapper keeps each process's PAM configuration in
+# /tmp/pam.<letter>, chosen from the pid, and processes started from tests running side by
+# side race for and clean up each other's directories (a test then sees PAM_ABORT).
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
 
 MAN_PAGES := $(wildcard Documentation/man/*.[0-9])
 

@@ -56,7 +56,7 @@ import Testing
         result = try KeygateBinary.run(
             ["--passphrase-fd", "3", "get", "--service", "bank", "--account", "me"], environment: world.environment,
             descriptor3: Data())
-        #expect(result.status == 6, "a missing passphrase is a cancel")
+        #expect(result.status == 6, "a missing passphrase is a cancel: \(result.stderr)")
         result = try world.run(["get", "--service", "bank", "--account", "me"], passphrase: "s3cret")
         #expect(result.status == 0)
         #expect(result.stdout == Data("t".utf8))

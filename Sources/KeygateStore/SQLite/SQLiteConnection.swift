@@ -1,4 +1,5 @@
 internal import CSQLite
+import Glibc
 import KeygatePolicy
 
 /// One SQLite connection, owned by this object and closed in `deinit`. Not thread-safe:
@@ -29,8 +30,19 @@ final class SQLiteConnection {
     }
 
     /// Runs SQL with no results (several statements allowed).
+    ///
+    /// A plain `SQLITE_BUSY` here means SQLite gave up without waiting (it skips the busy
+    /// handler where waiting could deadlock, as when processes open a new store together and
+    /// switch it to WAL): the statement is tried again a few times, for at most about 5 s, since
+    /// nothing was done. Other errors, and a busy that outlasts that, are thrown.
     func execute(_ sql: String) throws(KeygateError) {
-        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        var code = sqlite3_exec(handle, sql, nil, nil, nil)
+        var attempt: UInt32 = 0
+        while code == SQLITE_BUSY && attempt < 50 {
+            attempt += 1
+            usleep(min(attempt, 10) * 10_000)
+            code = sqlite3_exec(handle, sql, nil, nil, nil)
+        }
         guard code == SQLITE_OK else { throw error(code) }
     }
 
