@@ -1,6 +1,5 @@
 import Foundation
 import Keygate
-import KeygateLinux
 import KeygatePolicy
 
 /// Where the CLI finds organisation policies, and who the calling program is.
@@ -27,7 +26,4 @@ extension GlobalOptions {
     func loadPolicies() throws(KeygateError) -> PolicySet {
         try PolicyDirectory.load(policyPaths())
     }
-
-    /// The calling program in embedded mode: this executable, symbolic links resolved.
-    static var currentProgram: String? { CurrentProcess.executable }
 }

@@ -45,7 +45,7 @@ struct Session {
             self.accessGroup == Self.defaultGroup ? [Self.defaultGroup] : [self.accessGroup, Self.defaultGroup]
         keychain = Keychain(
             store: store, accessGroups: groups, authenticator: authenticator, device: device,
-            organisationPolicy: RulesOrganisationPolicy(global.policySet, program: GlobalOptions.currentProgram),
+            organisationPolicy: RulesOrganisationPolicy(global.policySet, program: CurrentProcess.executable),
             attemptLedger: ledger,
             auditor: Auditor(
                 sink: JSONLinesAuditSink(path: auditPath, anchors: store), isRequired: true,

@@ -15,10 +15,7 @@ import Testing
     func deletingAnAkpuItemAfterThePasscodeWasRemovedSucceeds(_ backend: Backend) async throws {
         // spec §2 and §7.5: odel(true); the first call after the removal is the delete.
         let fixture = try KeychainFixture(backend)
-        let audit = AuditRecorder()
-        let keychain = Keychain(
-            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
-            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
         try await keychain.add(
             AddRequest(
                 service: "api", account: "akpu", protection: .whenPasscodeSetThisDeviceOnly, data: SecretData("x")))
@@ -35,10 +32,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func deletingAnInvalidatedBiometryItemSucceedsAndTheRemovalNamesBothHashes(_ backend: Backend) async throws {
         let fixture = try KeychainFixture(backend)
-        let audit = AuditRecorder()
-        let keychain = Keychain(
-            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
-            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
         let control = try AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: .biometryCurrentSet)
         try await keychain.add(
             AddRequest(service: "api", account: "bio", accessControl: control, data: SecretData("x")))
@@ -73,10 +67,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func aRequestForAnotherGroupIsRefusedAndAudited(_ backend: Backend) async throws {
         let fixture = try KeychainFixture(backend)
-        let audit = AuditRecorder()
-        let keychain = Keychain(
-            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
-            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
         let other = "com.other.app"
         var read = ItemQuery(service: "api", account: "me", accessGroup: other, returnData: true)
         await #expect(throws: KeygateError(.missingEntitlement, "")) { _ = try await keychain.copyMatching(read) }
@@ -209,10 +200,7 @@ import Testing
 
     @Test func auditLookupsTellTheSameAccountInTwoGroupsApart() async throws {
         let fixture = try KeychainFixture(.inMemory)
-        let audit = AuditRecorder()
-        let keychain = Keychain(
-            store: fixture.store, accessGroups: ["group.app", "group.shared"], authenticator: fixture.authenticator,
-            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let (keychain, audit) = fixture.audited(groups: ["group.app", "group.shared"])
         try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("a")))
         try await keychain.add(
             AddRequest(service: "api", account: "me", accessGroup: "group.shared", data: SecretData("b")))
@@ -226,10 +214,7 @@ import Testing
 
     @Test func updateRefusesARowWhoseAccessControlWasEdited() async throws {
         let fixture = try KeychainFixture(.sqlite)
-        let audit = AuditRecorder()
-        let keychain = Keychain(
-            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
-            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: audit))
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
         let control = try AccessControl(protection: .whenUnlocked, flags: .devicePasscode)
         try await keychain.add(AddRequest(service: "api", account: "me", accessControl: control, data: SecretData("v")))
         // Someone with write access to the database but not the key downgrades the item.

@@ -24,6 +24,16 @@ final class KeychainFixture: @unchecked Sendable {
             organisationPolicy: policy ?? NoOrganisationPolicy(), clock: clock)
     }
 
+    /// Another keychain over the fixture's store, device, authenticator and clock, for the
+    /// caller's `groups`, auditing into a recorder of its own.
+    func audited(groups: [String]) -> (Keychain, AuditRecorder) {
+        let audit = AuditRecorder()
+        let keychain = Keychain(
+            store: store, accessGroups: groups, authenticator: authenticator, device: device, clock: clock,
+            auditor: Auditor(sink: audit))
+        return (keychain, audit)
+    }
+
     /// A context on the fixture's clock.
     func context(reuse: Int = 0) -> AuthenticationContext {
         AuthenticationContext(state: AuthenticationState(reuseSeconds: reuse), clock: clock)
