@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
         .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
+        .library(name: "KeygateAudit", targets: ["KeygateAudit"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
@@ -28,10 +29,13 @@ let package = Package(
         // SQLite and libsodium (Debian libsqlite3-dev, libsodium-dev): module map and shim header only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
+        // streaming verifier and redaction.
+        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium"]),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
-        .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "CSQLite", "CSodium"]),
+        .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateAudit", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
-        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateStore"]),
+        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
@@ -39,7 +43,10 @@ let package = Package(
         .target(
             name: "KeygateLinux", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "CSystemd"]),
         // Test support shipped to users: decision corpus runner, fixtures.
-        .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
+        .target(
+            name: "KeygateTesting",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate"]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
@@ -51,6 +58,7 @@ let package = Package(
             name: "keygate-bench-pam", dependencies: ["KeygatePolicy", "KeygatePAM"], path: "Benchmarks/PAMBenchmark"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
+        .testTarget(name: "KeygateAuditTests", dependencies: ["KeygateAudit", "KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateTesting"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(

@@ -108,7 +108,7 @@ extension Keychain {
                 }
                 try auditor.record(
                     AuditEvent(
-                        kind: .read, item: Self.auditItem(fields.identity),
+                        kind: .read, item: fields.identity,
                         accessControl: fields.accessControl.textForm,
                         decision: "allow", reasons: ["attributesOnly: attributes only; the value is not read"]))
                 results.append(MatchedItem(attributes: attributes, data: nil))
@@ -352,7 +352,7 @@ extension Keychain {
             reasons.append("invalidated: the item no longer exists and is removed")
             try auditor.record(
                 AuditEvent(
-                    kind: .delete, item: Self.auditItem(record.fields.identity), accessControl: control.textForm,
+                    kind: .delete, item: record.fields.identity, accessControl: control.textForm,
                     decision: "allow", reasons: reasons))
             gone.append(record.id)
         }

@@ -61,7 +61,7 @@ extension Keychain {
         )
         try auditor.record(
             AuditEvent(
-                kind: Self.auditKind(action), item: Self.auditItem(fields.identity),
+                kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: "deny", status: status,
                 reasons: ["organisationRule: \(reason)"]))
         throw error
@@ -104,7 +104,7 @@ extension Keychain {
         let now = context.clock.now()
         try auditor.record(
             AuditEvent(
-                kind: Self.auditKind(action), item: Self.auditItem(fields.identity),
+                kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
                 decision: pending.isEmpty ? "allow" : "authenticate",
                 reasons: ["organisationRule: \(explanation)"] + pending.map { "needs \($0)" },
@@ -152,7 +152,7 @@ extension Keychain {
             guard named || position == 0 else { continue }
             try auditor.record(
                 AuditEvent(
-                    kind: .entitlement, item: AuditEvent.Item(service: "", account: "", accessGroup: group),
+                    kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
                     ruleIDs: refusal.ruleIDs, decision: "deny", status: .missingEntitlement,
                     reasons: ["organisationGrant: \(refusal.reason)"]))
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")

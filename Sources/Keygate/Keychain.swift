@@ -97,8 +97,7 @@ public final class Keychain: Sendable {
             try auditor.record(
                 AuditEvent(
                     kind: kind,
-                    item: AuditEvent.Item(
-                        service: service ?? "", account: account ?? "", accessGroup: accessGroup ?? ""),
+                    item: ItemIdentity(accessGroup: accessGroup ?? "", account: account ?? "", service: service ?? ""),
                     decision: "deny", status: error.status, reasons: ["refused: \(error.message)"]))
             return error
         } catch {
@@ -153,7 +152,7 @@ public final class Keychain: Sendable {
             let now = context.clock.now()
             let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
             var event = AuditEvent(
-                kind, item: Self.auditItem(item), accessControl: control, decision: decision,
+                kind, item: item, accessControl: control, decision: decision,
                 factors: AuditEvent.ProvedFactor.all(in: state, at: now))
             event.ruleIDs = ruleIDs
             try auditor.record(event)
@@ -179,7 +178,7 @@ public final class Keychain: Sendable {
         _ requirement: Requirement, prompt: String, operation: Operation?, item: ItemIdentity?,
         context: AuthenticationContext
     ) async -> AuthenticationOutcome {
-        let purpose = AuthenticationPurpose(prompt: prompt, operation: operation, item: item.map(Self.auditItem))
+        let purpose = AuthenticationPurpose(prompt: prompt, operation: operation, item: item)
         let outcome = await authenticator.authenticate(requirement, for: purpose, context: context)
         let now = context.clock.now()
         let decision: String
@@ -197,7 +196,7 @@ public final class Keychain: Sendable {
             case .cancelled, .unavailable: requirement.alternatives.first?.factors.first
             }
         let event = AuditEvent(
-            kind: .authenticate, item: item.map(Self.auditItem), decision: decision, status: outcome.status,
+            kind: .authenticate, item: item, decision: decision, status: outcome.status,
             reasons: ["requirement: \(requirement)", "outcome: \(outcome)"],
             factors: AuditEvent.ProvedFactor.all(in: context.state, at: now),
             pamService: factor.flatMap { authenticator.mechanism(for: $0) })
@@ -224,10 +223,6 @@ public final class Keychain: Sendable {
         }
     }
 
-    static func auditItem(_ identity: ItemIdentity) -> AuditEvent.Item {
-        AuditEvent.Item(service: identity.service, account: identity.account, accessGroup: identity.accessGroup)
-    }
-
     /// Audits a store failure after an allowed decision (a collision, a tampered value).
     func auditFailure(
         _ kind: AuditEvent.Kind, _ identity: ItemIdentity, _ control: AccessControl?, _ error: KeygateError
@@ -235,12 +230,12 @@ public final class Keychain: Sendable {
         if error.status == .decode {
             try? auditor.record(
                 AuditEvent(
-                    kind: .tamper, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
+                    kind: .tamper, item: identity, accessControl: control?.textForm, decision: "deny",
                     status: error.status, reasons: [error.message]))
         }
         try? auditor.record(
             AuditEvent(
-                kind: kind, item: Self.auditItem(identity), accessControl: control?.textForm, decision: "deny",
+                kind: kind, item: identity, accessControl: control?.textForm, decision: "deny",
                 status: error.status, reasons: ["store: \(error.message)"]))
     }
 

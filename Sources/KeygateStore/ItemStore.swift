@@ -9,7 +9,7 @@ public import KeygatePolicy
 /// records with ``ItemRecord/init(id:fields:sealed:damage:)``, carrying its own form of the value,
 /// and honours no lost updates through ``ItemReplacement/expectedSealedBytes``:
 ///
-/// - **Primary key.** At most one item per ``ItemIdentity``; an insert or replace that would
+/// - **Primary key.** At most one item per ``KeygatePolicy/ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.
 /// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and ``delete(_:)`` apply every entry
 ///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`, and one

@@ -1,3 +1,4 @@
+public import KeygateAudit
 public import KeygatePolicy
 import Synchronization
 

@@ -45,7 +45,7 @@ public final class SQLiteItemStore: ItemStore {
     ///   - maximumValueLength: the largest value ``insert(_:)`` and ``replace(_:)`` accept
     ///     (`errSecParam` beyond it).
     ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
-    ///     file must belong to the effective user and be private (``FilePrivacy``).
+    ///     file must belong to the effective user and be private (``KeygateAudit/FilePrivacy``).
     /// - Throws: ``KeygatePolicy/KeygateError``: `errSecNotAvailable` for a directory or file that is not
     ///   private, not the user's own or not a regular file (naming it and the fix), a corrupt or
     ///   newer database, an

@@ -1,3 +1,4 @@
+public import KeygateAudit
 public import KeygatePolicy
 
 /// The in-memory audit sink for tests, with questions and assertions about the trail.
@@ -43,7 +44,7 @@ public final class AuditRecorder: AuditSink {
     }
 
     /// The records about exactly `item` (service, account and access group), optionally of one kind.
-    public func records(_ kind: AuditEvent.Kind? = nil, item: AuditEvent.Item) -> [AuditRecord] {
+    public func records(_ kind: AuditEvent.Kind? = nil, item: ItemIdentity) -> [AuditRecord] {
         records(kind, service: item.service, account: item.account, accessGroup: item.accessGroup)
     }
 

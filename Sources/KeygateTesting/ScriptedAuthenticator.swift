@@ -28,10 +28,10 @@ public final class ScriptedAuthenticator: Authenticator {
         /// The operation that asked, when a keychain operation did.
         public let operation: Operation?
         /// The item the operation was about, when there was one.
-        public let item: AuditEvent.Item?
+        public let item: ItemIdentity?
 
         /// A prompt record.
-        public init(factor: Factor, text: String, operation: Operation? = nil, item: AuditEvent.Item? = nil) {
+        public init(factor: Factor, text: String, operation: Operation? = nil, item: ItemIdentity? = nil) {
             self.factor = factor
             self.text = text
             self.operation = operation

@@ -1,4 +1,5 @@
 import Foundation
+import KeygateAudit
 import KeygatePolicy
 import KeygateTesting
 import Testing
@@ -7,7 +8,7 @@ import Testing
 @Suite struct AuditAssertionTests {
     static func recorder() throws -> AuditRecorder {
         let recorder = AuditRecorder()
-        let item = AuditEvent.Item(service: "api", account: "me", accessGroup: "app")
+        let item = ItemIdentity(accessGroup: "app", account: "me", service: "api")
         try recorder.append(
             AuditEvent(
                 kind: .read, item: item, decision: "allow",

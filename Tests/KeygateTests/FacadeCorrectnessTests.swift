@@ -195,7 +195,7 @@ import Testing
             ItemQuery(service: "api", account: "a"), changes: ItemChanges(data: SecretData("new")))
         let prompt = try #require(fixture.authenticator.prompts.last)
         #expect(prompt.operation == .update)
-        #expect(prompt.item == AuditEvent.Item(service: "api", account: "a", accessGroup: "group.app"))
+        #expect(prompt.item == ItemIdentity(accessGroup: "group.app", account: "a", service: "api"))
     }
 
     @Test func auditLookupsTellTheSameAccountInTwoGroupsApart() async throws {
@@ -204,7 +204,7 @@ import Testing
         try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("a")))
         try await keychain.add(
             AddRequest(service: "api", account: "me", accessGroup: "group.shared", data: SecretData("b")))
-        let shared = AuditEvent.Item(service: "api", account: "me", accessGroup: "group.shared")
+        let shared = ItemIdentity(accessGroup: "group.shared", account: "me", service: "api")
         #expect(audit.records(.add, service: "api", account: "me").count == 2)
         #expect(audit.records(.add, item: shared).count == 1)
         #expect(audit.records(.add, item: shared).first?.event.item?.accessGroup == "group.shared")

@@ -63,7 +63,7 @@ import Testing
             fixture.authenticator.prompts == [
                 .init(
                     factor: .biometry, text: "Read both tokens", operation: .read,
-                    item: AuditEvent.Item(service: "api", account: "a", accessGroup: "group.app"))
+                    item: ItemIdentity(accessGroup: "group.app", account: "a", service: "api"))
             ], "one prompt, naming the operation and the first item that needed it")
         fixture.clock.advance(seconds: 30)
         _ = try await fixture.keychain.copyMatching(Self.read(account: "a"), context: context)

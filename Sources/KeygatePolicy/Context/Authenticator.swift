@@ -51,10 +51,10 @@ public struct AuthenticationPurpose: Hashable, Sendable {
     /// The operation that needs the proof.
     public var operation: Operation?
     /// The item the operation is about.
-    public var item: AuditEvent.Item?
+    public var item: ItemIdentity?
 
     /// A purpose.
-    public init(prompt: String, operation: Operation? = nil, item: AuditEvent.Item? = nil) {
+    public init(prompt: String, operation: Operation? = nil, item: ItemIdentity? = nil) {
         self.prompt = prompt
         self.operation = operation
         self.item = item

@@ -87,12 +87,4 @@ enum Sodium {
     static var moderateMemory: Int { Int(crypto_pwhash_memlimit_moderate()) }
     static var minimumOperations: UInt64 { UInt64(crypto_pwhash_opslimit_min()) }
     static var minimumMemory: Int { Int(crypto_pwhash_memlimit_min()) }
-
-    /// SHA-256 of `bytes`.
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        initialize()
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        _ = crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
-        return digest
-    }
 }

@@ -1,3 +1,5 @@
+public import KeygatePolicy
+
 /// Where a trail's chain stands: its random genesis and its last record. Kept beside the
 /// trail so that cutting records off the end is detected too.
 public struct AuditHead: Hashable, Sendable {
@@ -98,7 +100,7 @@ public enum AuditVerifier {
         guard let anchor else { return verdict }
         if case .broken = verdict { return verdict }
         let genesis = head?.genesis ?? ""
-        let hashes = lines.map { SHA256.hash(Array($0.utf8)).hexString }
+        let hashes = lines.map { AuditCrypto.sha256Hex($0.utf8) }
         let reached = AuditHead(genesis: genesis, sequence: UInt64(lines.count), hash: hashes.last ?? genesis)
         if let problem = reached.mismatch(with: anchor) {
             let sequence =
@@ -145,7 +147,7 @@ public enum AuditVerifier {
                             "record \(expectedSequence - 1) was changed (record \(expectedSequence) no longer matches it)"
                     )
             }
-            let hash = SHA256.hash(Array(line.utf8)).hexString
+            let hash = AuditCrypto.sha256Hex(line.utf8)
             if record.sequence == head?.sequence { hashAtHead = hash }
             expectedPrevious = hash
             lastHash = hash

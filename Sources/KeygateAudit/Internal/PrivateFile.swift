@@ -1,15 +1,15 @@
-import Glibc
-import KeygatePolicy
+package import Glibc
+package import KeygatePolicy
 
 /// Opens and inspects the store's and the trail's files safely: never following a symbolic
 /// link, never blocking on a FIFO or device (`O_NONBLOCK`, then a regular file is required),
 /// and, under ``FilePrivacy/ownerOnly``, only files and directories that belong to the
 /// effective user and that no one else can write (files 0600 or tighter).
-enum PrivateFile {
+package enum PrivateFile {
     /// Opens `path` with `flags` (plus `O_NONBLOCK`, `O_NOFOLLOW`, `O_CLOEXEC`) and checks it.
     /// - Returns: the descriptor, or nil when the file does not exist (and `flags` lacks `O_CREAT`).
     /// - Throws: `status` naming the path and the fix.
-    static func open(
+    package static func open(
         _ path: String, flags: Int32, privacy: FilePrivacy, status: KeygateStatus
     ) throws(KeygateError) -> Int32? {
         let descriptor = Glibc.open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -40,7 +40,9 @@ enum PrivateFile {
     /// Checks an existing file without opening it (`lstat`).
     /// - Returns: its status, or nil when it does not exist.
     @discardableResult
-    static func inspect(_ path: String, privacy: FilePrivacy, status: KeygateStatus) throws(KeygateError) -> stat? {
+    package static func inspect(_ path: String, privacy: FilePrivacy, status: KeygateStatus) throws(KeygateError)
+        -> stat?
+    {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             let code = errno
@@ -52,7 +54,9 @@ enum PrivateFile {
     }
 
     /// Checks the directory holding `path`: the effective user's, and not writable by others.
-    static func checkDirectory(of path: String, privacy: FilePrivacy, status: KeygateStatus) throws(KeygateError) {
+    package static func checkDirectory(of path: String, privacy: FilePrivacy, status: KeygateStatus)
+        throws(KeygateError)
+    {
         guard privacy == .ownerOnly else { return }
         let directory = directoryName(of: path)
         var info = stat()
@@ -77,7 +81,7 @@ enum PrivateFile {
     }
 
     /// The directory part of `path` ("." for a bare name).
-    static func directoryName(of path: String) -> String {
+    package static func directoryName(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let directory = String(path[..<slash])
         return directory.isEmpty ? "/" : directory
@@ -116,5 +120,5 @@ enum PrivateFile {
         }
     }
 
-    static func octal(_ mode: mode_t) -> String { String(mode & 0o777, radix: 8) }
+    package static func octal(_ mode: mode_t) -> String { String(mode & 0o777, radix: 8) }
 }

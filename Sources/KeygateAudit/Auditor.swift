@@ -1,4 +1,5 @@
 import Glibc
+public import KeygatePolicy
 
 /// Writes audit events for the engine: fills in who asked, redacts account names when
 /// configured, and enforces the failure policy.
@@ -54,7 +55,7 @@ public struct Auditor: Sendable {
         event.userID = userID
         event.executable = executable
         if let key = redactionKey, let item = event.item {
-            let redacted = "hmac-sha256:" + HMACSHA256.authenticate(Array(item.account.utf8), key: key).hexString
+            let redacted = "hmac-sha256:" + AuditCrypto.hmacSHA256Hex(Array(item.account.utf8), key: key)
             event.item?.account = redacted
             // Messages in the reasons (a store error naming the item) must not give the name away either.
             if !item.account.isEmpty {

@@ -1,3 +1,4 @@
+import KeygateAudit
 import KeygatePolicy
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
         var lines: [String] = []
         for index in 1...count {
             let event = AuditEvent(
-                kind: .read, item: .init(service: "s", account: "a\(index)", accessGroup: "g"), decision: "allow",
+                kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: "allow",
                 reasons: reason.isEmpty ? [] : [reason])
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
             heads.append(head)

@@ -1,3 +1,5 @@
+public import KeygatePolicy
+
 /// One audited decision or authentication step: what was asked, about which item, what was
 /// decided and why, which proofs counted, and who asked. Never a secret, never a passphrase.
 public struct AuditEvent: Hashable, Sendable {
@@ -32,23 +34,6 @@ public struct AuditEvent: Hashable, Sendable {
         case recover
     }
 
-    /// The item concerned.
-    public struct Item: Hashable, Sendable {
-        /// The service.
-        public var service: String
-        /// The account (a keyed HMAC when the trail is redacted).
-        public var account: String
-        /// The access group.
-        public var accessGroup: String
-
-        /// An item reference.
-        public init(service: String, account: String, accessGroup: String) {
-            self.service = service
-            self.account = account
-            self.accessGroup = accessGroup
-        }
-    }
-
     /// A proof that counted, and its age.
     public struct ProvedFactor: Hashable, Sendable {
         /// The factor.
@@ -71,7 +56,7 @@ public struct AuditEvent: Hashable, Sendable {
     /// What happened.
     public var kind: Kind
     /// The item, when there is one.
-    public var item: Item?
+    public var item: ItemIdentity?
     /// The access control's text form.
     public var accessControl: String?
     /// The organisation rules that matched.
@@ -96,7 +81,7 @@ public struct AuditEvent: Hashable, Sendable {
 
     /// An event.
     public init(
-        kind: Kind, item: Item? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: String,
+        kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: String,
         status: KeygateStatus? = nil, reasons: [String] = [], factors: [ProvedFactor] = [], pamService: String? = nil,
         processID: Int32 = 0, userID: UInt32 = 0, executable: String? = nil
     ) {
@@ -115,7 +100,9 @@ public struct AuditEvent: Hashable, Sendable {
     }
 
     /// An event for `decision`, with its outcome, status and reasons.
-    public init(_ kind: Kind, item: Item?, accessControl: AccessControl?, decision: Decision, factors: [ProvedFactor]) {
+    public init(
+        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, factors: [ProvedFactor]
+    ) {
         self.init(
             kind: kind, item: item, accessControl: accessControl?.textForm, decision: decision.kind,
             status: decision.status, reasons: decision.reasons.map(\.description), factors: factors)

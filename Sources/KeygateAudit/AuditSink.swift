@@ -1,3 +1,4 @@
+public import KeygatePolicy
 import Synchronization
 
 /// Where audit records go: an in-memory list, a JSON Lines file, standard error.

@@ -9,10 +9,10 @@ import Synchronization
 /// append takes an exclusive `flock`, checks that the file still ends where the head says,
 /// seals the event, appends it and moves the head. Records past the head that chain
 /// correctly from it (a crash or a failed head write between a record and its head) are taken
-/// over, with a ``KeygatePolicy/AuditEvent/Kind/recover`` record first (``repair(at:restartingAnchor:)`` does the same on
+/// over, with a ``KeygateAudit/AuditEvent/Kind/recover`` record first (``repair(at:restartingAnchor:)`` does the same on
 /// demand). A file that does not chain from its head is refused (`errSecIO`), so a tampered
 /// trail stops auditing instead of being extended; so is one that no longer reaches the
-/// anchor kept in the store (``KeygatePolicy/AuditAnchorStore``), when one is given.
+/// anchor kept in the store (``KeygateAudit/AuditAnchorStore``), when one is given.
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default) `fsync`s the trail and the head after every
@@ -57,7 +57,8 @@ public final class JSONLinesAuditSink: AuditSink {
     /// (`errSecIO`, naming the path and the fix): someone else could forge records in it. A
     /// FIFO or device in place of either file is refused, never waited on.
     ///
-    /// With `anchors` (the ``SQLiteItemStore`` the trail audits), the trail's head is also kept
+    /// With `anchors` (the item store,
+    /// `SQLiteItemStore`, the trail audits), the trail's head is also kept
     /// there after each durable write, and a trail that no longer reaches it (deleted with its
     /// head, restarted, cut back) is refused (`errSecIO`) instead of being started afresh.
     public init(
@@ -82,7 +83,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Seals and appends the record. When earlier records were written past the head (a crash
-    /// or a failed head write), the head is first brought forward over them and a ``KeygatePolicy/AuditEvent/Kind/recover``
+    /// or a failed head write), the head is first brought forward over them and a ``KeygateAudit/AuditEvent/Kind/recover``
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
@@ -93,14 +94,14 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Brings the head forward over records written past it (a crash or a failed head write),
-    /// and records that as a ``KeygatePolicy/AuditEvent/Kind/recover`` record, as the next append would.
+    /// and records that as a ``KeygateAudit/AuditEvent/Kind/recover`` record, as the next append would.
     /// - Returns: what was done, or nil when the head was where the trail ends.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering is never
     ///   repaired) or cannot be written.
     ///
     /// With `restartingAnchor`, a trail that no longer reaches the anchor kept in the store (it
     /// was deleted with its head, or restarted) is accepted as it is, provided its own chain is
-    /// intact: a ``KeygatePolicy/AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
+    /// intact: a ``KeygateAudit/AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
@@ -251,7 +252,7 @@ public final class JSONLinesAuditSink: AuditSink {
             guard lastLine == nil else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
-            return (AuditHead(genesis: Sodium.random(32).hexString), nil, true)
+            return (AuditHead(genesis: AuditCrypto.random(32).hexString), nil, true)
         }
         let head: AuditHead
         do {
@@ -266,7 +267,7 @@ public final class JSONLinesAuditSink: AuditSink {
             }
             return (head, nil, false)
         }
-        let lastHash = Sodium.sha256(Array(lastLine.line.utf8)).hexString
+        let lastHash = AuditCrypto.sha256Hex(lastLine.line.utf8)
         if lastHash == head.hash && lastLine.terminated { return (head, nil, false) }
         // Records past the head: taken over when the whole trail chains and they follow the head.
         let contents = try AuditTrailFile.contents(at: path, privacy: privacy)
@@ -283,7 +284,7 @@ public final class JSONLinesAuditSink: AuditSink {
         let records = UInt64(contents.lines.count)
         if records > head.sequence, let last = contents.lines.last {
             current = AuditHead(
-                genesis: head.genesis, sequence: records, hash: Sodium.sha256(Array(last.utf8)).hexString)
+                genesis: head.genesis, sequence: records, hash: AuditCrypto.sha256Hex(last.utf8))
             recovery.records = records - head.sequence
         }
         recovery.tornBytes = contents.tornTail ?? 0
@@ -393,7 +394,7 @@ public struct AuditRepair: Hashable, Sendable {
     public let staleHead: UInt64
     /// How many records past it the head was moved over.
     public let recovered: UInt64
-    /// The sequence number of the ``KeygatePolicy/AuditEvent/Kind/recover`` record that says so.
+    /// The sequence number of the ``KeygateAudit/AuditEvent/Kind/recover`` record that says so.
     public let record: UInt64
 
     /// The length of a partial last line (a crash during a write) that was cut off, or 0.
@@ -501,7 +502,7 @@ public enum AuditTrailFile {
 
 /// Writes records to standard error, for debugging (its own chain, starting fresh each process).
 public final class StandardErrorAuditSink: AuditSink {
-    private let head = Mutex(AuditHead(genesis: Sodium.random(32).hexString))
+    private let head = Mutex(AuditHead(genesis: AuditCrypto.random(32).hexString))
 
     /// Creates it.
     public init() {}

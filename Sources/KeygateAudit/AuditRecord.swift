@@ -1,3 +1,5 @@
+public import KeygatePolicy
+
 /// An audit event sealed into the trail: its sequence number, time, and the SHA-256 of the
 /// previous record's line, so deleting, reordering or editing a record breaks the chain.
 ///
@@ -29,7 +31,7 @@ public struct AuditRecord: Hashable, Sendable {
     public var line: String { json.rendered }
 
     /// The SHA-256 (hex) of ``line``.
-    public var hash: String { SHA256.hash(Array(line.utf8)).hexString }
+    public var hash: String { AuditCrypto.sha256Hex(line.utf8) }
 
     package var json: JSONValue {
         let event = self.event
@@ -42,10 +44,11 @@ public struct AuditRecord: Hashable, Sendable {
             members.append(
                 JSONMember(
                     "item",
-                    .object([
-                        JSONMember("service", .string(item.service)), JSONMember("account", .string(item.account)),
-                        JSONMember("accessGroup", .string(item.accessGroup)),
-                    ])))
+                    .object(
+                        [
+                            JSONMember("service", .string(item.service)), JSONMember("account", .string(item.account)),
+                            JSONMember("accessGroup", .string(item.accessGroup)),
+                        ] + (item.synchronizable ? [JSONMember("synchronizable", .bool(true))] : []))))
         }
         members += [
             JSONMember("accessControl", event.accessControl.map { .string($0) } ?? .null),
@@ -111,15 +114,16 @@ public struct AuditRecord: Hashable, Sendable {
             let sequence = try required("seq").int()
             guard sequence >= 1 else { throw try required("seq").error("must be at least 1") }
             let kindText = try required("op").choice(AuditEvent.Kind.allCases.map(\.rawValue))
-            var item: AuditEvent.Item?
+            var item: ItemIdentity?
             if let field = fields["item"] {
-                let parts = try field.object(allowing: ["service", "account", "accessGroup"])
+                let parts = try field.object(allowing: ["service", "account", "accessGroup", "synchronizable"])
                 guard let service = parts["service"], let account = parts["account"], let group = parts["accessGroup"]
                 else {
                     throw field.error("an item needs service, account and accessGroup")
                 }
-                item = AuditEvent.Item(
-                    service: try service.string(), account: try account.string(), accessGroup: try group.string())
+                item = ItemIdentity(
+                    accessGroup: try group.string(), account: try account.string(), service: try service.string(),
+                    synchronizable: try parts["synchronizable"]?.bool() ?? false)
             }
             var status: KeygateStatus?
             if let field = fields["status"], field.node.value != .null {

@@ -1,3 +1,5 @@
+public import KeygatePolicy
+
 /// Keeps a second copy of where an audit trail stands (its genesis, last sequence number and
 /// hash: an ``AuditHead``) outside the trail, in the item store's database. A trail that
 /// vanished (deleted together with its head), was restarted (a fresh genesis) or was cut back

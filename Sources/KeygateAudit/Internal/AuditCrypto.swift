@@ -1,0 +1,70 @@
+internal import CSodium
+
+/// The libsodium calls the audit trail makes (SHA-256 for the chain, HMAC-SHA-256 for
+/// redaction, random genesis values), with its C types kept inside this file.
+///
+/// KeygatePolicy keeps its own small pure-Swift SHA-256 for enrollment-set hashes: it has no
+/// C dependency by design (the engine builds and is tested without libsodium), and those
+/// inputs are a few template ids, hashed once per enrollment change.
+package enum AuditCrypto {
+    private static let initialized: Bool = sodium_init() >= 0
+
+    /// Initialises libsodium once; traps if it cannot (no secure randomness: nothing is safe).
+    private static func initialize() {
+        precondition(initialized, "libsodium could not be initialised")
+    }
+
+    /// Random bytes.
+    package static func random(_ count: Int) -> [UInt8] {
+        initialize()
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
+        return bytes
+    }
+
+    /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
+    package static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
+        initialize()
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let input = bytes.bindMemory(to: UInt8.self)
+        let result = crypto_hash_sha256(&digest, input.baseAddress, UInt64(input.count))
+        precondition(result == 0, "crypto_hash_sha256 failed")
+        return digest.hexString
+    }
+
+    /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
+    package static func sha256Hex(_ bytes: some Collection<UInt8>) -> String {
+        if let hex = bytes.withContiguousStorageIfAvailable({ sha256Hex(UnsafeRawBufferPointer($0)) }) { return hex }
+        return Array(bytes).withUnsafeBytes { sha256Hex($0) }
+    }
+
+    /// HMAC-SHA-256 of `message` under `key` (any length), as lowercase hexadecimal.
+    package static func hmacSHA256Hex(_ message: [UInt8], key: [UInt8]) -> String {
+        initialize()
+        var state = crypto_auth_hmacsha256_state()
+        var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
+        let results = [
+            crypto_auth_hmacsha256_init(&state, key, key.count),
+            crypto_auth_hmacsha256_update(&state, message, UInt64(message.count)),
+            crypto_auth_hmacsha256_final(&state, &mac),
+        ]
+        precondition(results.allSatisfy { $0 == 0 }, "crypto_auth_hmacsha256 failed")
+        return mac.hexString
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Lowercase hexadecimal.
+    package var hexString: String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: count * 2) { out in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in enumerated() {
+                    out[2 * index] = digits[Int(byte >> 4)]
+                    out[2 * index + 1] = digits[Int(byte & 0xf)]
+                }
+            }
+            return count * 2
+        }
+    }
+}
