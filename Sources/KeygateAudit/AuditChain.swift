@@ -96,82 +96,130 @@ public enum AuditVerifier {
     public static func verify(
         lines: [String], head: AuditHead?, anchor: AuditHead? = nil, file: String = "audit trail"
     ) -> AuditVerification {
-        let verdict = verifyChain(lines: lines, head: head, file: file)
+        var check = AuditChainCheck(head: head, anchor: anchor, file: file)
+        for line in lines where !check.add(Array(line.utf8)) { break }
+        return check.result
+    }
+}
+
+/// Checks a trail one line at a time, in memory that does not grow with the trail: what
+/// ``AuditVerifier/verify(lines:head:anchor:file:)`` and ``AuditTrailFile`` use.
+public struct AuditChainCheck: Sendable {
+    /// The head kept beside the trail, when there is one.
+    public let head: AuditHead?
+    /// The anchor kept in the item store, when there is one.
+    public let anchor: AuditHead?
+    /// The trail's name in messages.
+    public let file: String
+    /// The complete records taken so far.
+    public private(set) var records = 0
+    /// The hash of the last record taken (the genesis before the first).
+    public private(set) var lastHash: String?
+    private var hashAtHead: String?
+    private var hashAtAnchor: String?
+    private var broken: AuditVerification?
+
+    /// A check of a trail that should end at `head` and reach `anchor`.
+    public init(head: AuditHead?, anchor: AuditHead? = nil, file: String = "audit trail") {
+        self.head = head
+        self.anchor = anchor
+        self.file = file
+        lastHash = head?.genesis
+        hashAtHead = head?.sequence == 0 ? head?.genesis : nil
+    }
+
+    /// Takes the next line (its UTF-8 bytes, without the newline).
+    /// - Returns: false once the chain is broken: nothing after it changes the result.
+    public mutating func add(_ line: [UInt8]) -> Bool {
+        addLine(of: line.count, line)
+    }
+
+    /// Takes a line of `length` bytes that is too long to be a record (its bytes not kept).
+    /// - Returns: false: the chain is broken there.
+    public mutating func addOversizedLine(of length: Int) -> Bool {
+        addLine(of: length, nil)
+    }
+
+    private mutating func addLine(of length: Int, _ line: [UInt8]?) -> Bool {
+        guard broken == nil else { return false }
+        let expectedSequence = UInt64(records + 1)
+        guard let line, length <= AuditRecord.maximumLineLength else {
+            broken = .broken(
+                sequence: expectedSequence,
+                reason: "line \(records + 1) is \(length) bytes, longer than the "
+                    + "\(AuditRecord.maximumLineLength) a trail line may hold")
+            return false
+        }
+        let record: AuditRecord
+        do {
+            record = try AuditRecord(line: line, file: file, lineNumber: records + 1)
+        } catch {
+            broken = .broken(sequence: expectedSequence, reason: "line \(records + 1) is not an audit record: \(error)")
+            return false
+        }
+        guard record.sequence == expectedSequence else {
+            broken = .broken(
+                sequence: expectedSequence,
+                reason: "expected record \(expectedSequence), found \(record.sequence) (deleted or reordered)")
+            return false
+        }
+        if let expected = lastHash, record.previousHash != expected {
+            broken =
+                expectedSequence == 1
+                ? .broken(sequence: 1, reason: "the first record does not start from the trail's genesis")
+                : .broken(
+                    sequence: expectedSequence - 1,
+                    reason:
+                        "record \(expectedSequence - 1) was changed (record \(expectedSequence) no longer matches it)")
+            return false
+        }
+        records += 1
+        lastHash = record.hash
+        if record.sequence == head?.sequence { hashAtHead = record.hash }
+        if record.sequence == anchor?.sequence { hashAtAnchor = record.hash }
+        return true
+    }
+
+    /// The verdict on the lines taken so far, as the whole trail.
+    public var result: AuditVerification {
+        if let broken { return broken }
+        let verdict = chainVerdict
         guard let anchor else { return verdict }
         if case .broken = verdict { return verdict }
         let genesis = head?.genesis ?? ""
-        let hashes = lines.map { AuditCrypto.sha256Hex($0.utf8) }
-        let reached = AuditHead(genesis: genesis, sequence: UInt64(lines.count), hash: hashes.last ?? genesis)
+        let reached = AuditHead(
+            genesis: genesis, sequence: UInt64(records), hash: records == 0 ? genesis : lastHash ?? genesis)
         if let problem = reached.mismatch(with: anchor) {
             let sequence =
                 genesis != anchor.genesis
                 ? 1 : reached.sequence < anchor.sequence ? reached.sequence + 1 : anchor.sequence
             return .broken(sequence: sequence, reason: problem)
         }
-        if anchor.sequence > 0, hashes[Int(anchor.sequence) - 1] != anchor.hash {
+        if anchor.sequence > 0, hashAtAnchor != anchor.hash {
             return .broken(
                 sequence: anchor.sequence, reason: "record \(anchor.sequence) does not match the store's anchor")
         }
         return verdict
     }
 
-    private static func verifyChain(lines: [String], head: AuditHead?, file: String) -> AuditVerification {
-        var expectedSequence: UInt64 = 1
-        var expectedPrevious = head?.genesis
-        var lastHash = head?.genesis
-        var hashAtHead = head?.sequence == 0 ? head?.genesis : nil
-        for (index, line) in lines.enumerated() {
-            guard line.utf8.count <= AuditRecord.maximumLineLength else {
-                return .broken(
-                    sequence: expectedSequence,
-                    reason: "line \(index + 1) is \(line.utf8.count) bytes, longer than the "
-                        + "\(AuditRecord.maximumLineLength) a trail line may hold")
-            }
-            let record: AuditRecord
-            do {
-                record = try AuditRecord(line: line, file: file, lineNumber: index + 1)
-            } catch {
-                return .broken(sequence: expectedSequence, reason: "line \(index + 1) is not an audit record: \(error)")
-            }
-            guard record.sequence == expectedSequence else {
-                return .broken(
-                    sequence: expectedSequence,
-                    reason: "expected record \(expectedSequence), found \(record.sequence) (deleted or reordered)")
-            }
-            if let expected = expectedPrevious, record.previousHash != expected {
-                return expectedSequence == 1
-                    ? .broken(sequence: 1, reason: "the first record does not start from the trail's genesis")
-                    : .broken(
-                        sequence: expectedSequence - 1,
-                        reason:
-                            "record \(expectedSequence - 1) was changed (record \(expectedSequence) no longer matches it)"
-                    )
-            }
-            let hash = AuditCrypto.sha256Hex(line.utf8)
-            if record.sequence == head?.sequence { hashAtHead = hash }
-            expectedPrevious = hash
-            lastHash = hash
-            expectedSequence += 1
+    private var chainVerdict: AuditVerification {
+        let last = UInt64(records)
+        guard let head else { return .intact(records: records) }
+        if head.sequence > last {
+            return .broken(sequence: last + 1, reason: "records \(last + 1)…\(head.sequence) were cut off the end")
         }
-        let last = expectedSequence - 1
-        if let head {
-            if head.sequence > last {
-                return .broken(sequence: last + 1, reason: "records \(last + 1)…\(head.sequence) were cut off the end")
+        if head.sequence < last {
+            guard hashAtHead == head.hash else {
+                return .broken(
+                    sequence: head.sequence,
+                    reason:
+                        "the head says record \(head.sequence) has another hash (the head or the record was changed)")
             }
-            if head.sequence < last {
-                guard hashAtHead == head.hash else {
-                    return .broken(
-                        sequence: head.sequence,
-                        reason:
-                            "the head says record \(head.sequence) has another hash (the head or the record was changed)"
-                    )
-                }
-                return .headBehind(records: lines.count, head: head.sequence)
-            }
-            if last > 0, head.hash != lastHash {
-                return .broken(sequence: last, reason: "record \(last) was changed (it no longer matches the head)")
-            }
+            return .headBehind(records: records, head: head.sequence)
         }
-        return .intact(records: lines.count)
+        if last > 0, head.hash != lastHash {
+            return .broken(sequence: last, reason: "record \(last) was changed (it no longer matches the head)")
+        }
+        return .intact(records: records)
     }
 }

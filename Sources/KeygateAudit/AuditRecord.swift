@@ -14,6 +14,11 @@ public struct AuditRecord: Hashable, Sendable {
     public let previousHash: String
     /// What was recorded.
     public let event: AuditEvent
+    /// The JSON line (without the newline), rendered once when the record is made, or the
+    /// line it was parsed from.
+    public let line: String
+    /// The SHA-256 (hex) of ``line``.
+    public let hash: String
 
     /// A record.
     public init(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
@@ -21,20 +26,17 @@ public struct AuditRecord: Hashable, Sendable {
         self.time = time
         self.previousHash = previousHash
         self.event = event
+        line = Self.json(sequence: sequence, time: time, previousHash: previousHash, event: event).rendered
+        hash = AuditCrypto.sha256Hex(line.utf8)
     }
 
     /// The longest line a trail may hold, in bytes (64 KiB): longer lines are refused by the
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
 
-    /// The JSON line (without the newline).
-    public var line: String { json.rendered }
-
-    /// The SHA-256 (hex) of ``line``.
-    public var hash: String { AuditCrypto.sha256Hex(line.utf8) }
-
-    package var json: JSONValue {
-        let event = self.event
+    private static func json(
+        sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent
+    ) -> JSONValue {
         var members = [
             JSONMember("seq", .number(String(sequence))),
             JSONMember("time", .number(String(time.nanoseconds))),
@@ -81,14 +83,20 @@ public struct AuditRecord: Hashable, Sendable {
     /// Parses one line of a trail.
     /// - Throws: ``InputFileError`` naming the line and field.
     public init(line text: String, file: String, lineNumber: Int) throws(InputFileError) {
-        guard text.utf8.count <= Self.maximumLineLength else {
+        try self.init(line: Array(text.utf8), file: file, lineNumber: lineNumber)
+    }
+
+    /// Parses one line of a trail, given as its UTF-8 bytes (without the newline).
+    /// - Throws: ``KeygatePolicy/InputFileError`` naming the line and field.
+    public init(line bytes: [UInt8], file: String, lineNumber: Int) throws(InputFileError) {
+        guard bytes.count <= Self.maximumLineLength else {
             throw InputFileError(
                 file: file, line: lineNumber, column: 0, field: "",
-                problem: "the line is \(text.utf8.count) bytes, longer than \(Self.maximumLineLength)")
+                problem: "the line is \(bytes.count) bytes, longer than \(Self.maximumLineLength)")
         }
         let root: JSONField
         do {
-            root = JSONField(node: try JSONParser.parse(text), path: "", file: file)
+            root = JSONField(node: try JSONParser.parse(bytes: bytes), path: "", file: file)
         } catch {
             throw InputFileError(
                 file: file, line: lineNumber, column: error.column, field: "", problem: "invalid JSON: \(error.message)"
@@ -153,9 +161,12 @@ public struct AuditRecord: Hashable, Sendable {
                 factors: factors, pamService: try optionalString("pamService"),
                 processID: Int32(truncatingIfNeeded: try required("pid").int()),
                 userID: UInt32(truncatingIfNeeded: try required("uid").int()), executable: try optionalString("exe"))
-            self.init(
-                sequence: UInt64(sequence), time: Timestamp(nanoseconds: Int64(try required("time").int())),
-                previousHash: try required("prev").string(), event: event)
+            self.sequence = UInt64(sequence)
+            self.time = Timestamp(nanoseconds: Int64(try required("time").int()))
+            self.previousHash = try required("prev").string()
+            self.event = event
+            self.line = String(decoding: bytes, as: UTF8.self)
+            self.hash = AuditCrypto.sha256Hex(bytes)
         } catch {
             throw at(error)
         }

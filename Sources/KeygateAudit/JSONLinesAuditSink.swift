@@ -6,23 +6,30 @@ import Synchronization
 /// beside it in `<path>.head` (so records cut off the end are detected).
 ///
 /// The file is created 0600 and only ever appended to. Several processes may share it: each
-/// append takes an exclusive `flock`, checks that the file still ends where the head says,
-/// seals the event, appends it and moves the head. Records past the head that chain
-/// correctly from it (a crash or a failed head write between a record and its head) are taken
-/// over, with a ``KeygateAudit/AuditEvent/Kind/recover`` record first (``repair(at:restartingAnchor:)`` does the same on
-/// demand). A file that does not chain from its head is refused (`errSecIO`), so a tampered
-/// trail stops auditing instead of being extended; so is one that no longer reaches the
-/// anchor kept in the store (``KeygateAudit/AuditAnchorStore``), when one is given.
+/// append takes an exclusive `flock`. The sink keeps the trail open and its head in memory;
+/// under the lock one `stat` tells whether the trail is still the file it last wrote and
+/// still ends where it left it. Only when another process appended meanwhile (or on first
+/// use) are the head file and the last line read again, and checked: records past the head
+/// that chain correctly from it (a crash or a failed head write between a record and its
+/// head) are taken over, with a ``AuditEvent/Kind/recover`` record first
+/// (``repair(at:restartingAnchor:)`` does the same on demand). A file that does not chain
+/// from its head is refused (`errSecIO`), so a tampered trail stops auditing instead of being
+/// extended; so is one that no longer reaches the anchor kept in the store
+/// (``AuditAnchorStore``), when one is given.
+///
+/// Each append writes its lines with one `write`, then (as the durability says) one `fsync`
+/// of the trail, then the new head in place (one `pwrite` of a fixed-width line).
 ///
 /// Durability is a trade-off:
-/// - ``Durability/eachRecord`` (the default) `fsync`s the trail and the head after every
-///   record: nothing acknowledged is ever lost, at the cost of one or two disk flushes per
-///   decision (milliseconds on most disks).
+/// - ``Durability/eachRecord`` (the default) `fsync`s the trail before the append returns:
+///   an acknowledged record survives `kill -9` and power loss. The head is not flushed: after
+///   a power loss it may be behind the trail, and the next append (or `keygate audit repair`)
+///   brings it forward with a ``AuditEvent/Kind/recover`` record; nothing is lost.
 /// - ``Durability/groupCommit(records:)`` flushes once every N records and when the sink is
-///   released: much faster for many decisions in one process, but a power loss can lose the
-///   last unflushed records, and can leave the head out of step with the trail, which then
-///   stops further auditing until `keygate audit verify` has been looked at (a crash of the
-///   process alone loses nothing: the bytes are in the page cache).
+///   released with records pending: much faster for many decisions in one process, and a
+///   crash of the process alone loses nothing (the bytes are in the page cache), but a power
+///   loss can lose the last unflushed records, and can leave the head out of step with the
+///   trail, which then stops further auditing until `keygate audit verify` has been looked at.
 ///
 /// Tamper evidence, not tamper proof: the chain shows a record deleted, edited or reordered
 /// by someone who did not also rewrite everything after it and the head. Whoever can rewrite
@@ -48,7 +55,42 @@ public final class JSONLinesAuditSink: AuditSink {
     public let privacy: FilePrivacy
     /// Where the trail's anchor is kept (the item store), when anywhere.
     public let anchors: (any AuditAnchorStore)?
-    private let pending = Mutex(0)
+
+    /// The open trail and what this sink knows of it.
+    private struct State {
+        /// The trail, open for appending; -1 before first use.
+        var trail: Int32 = -1
+        /// The head file, open for writing in place; -1 when not open.
+        var headFile: Int32 = -1
+        /// The trail's and the head's files, as opened (device, inode).
+        var trailFile: FileID?
+        var headFileID: FileID?
+        /// Where the chain stands, valid while the trail is `size` bytes long.
+        var head = AuditHead(genesis: "")
+        /// The trail's length after this sink's last write; -1 when unknown (read it again).
+        var size: off_t = -1
+        /// Records written and not yet flushed.
+        var pending = 0
+
+        mutating func close() {
+            if trail >= 0 { Glibc.close(trail) }
+            if headFile >= 0 { Glibc.close(headFile) }
+            self = State()
+        }
+    }
+
+    /// Which file a path named when it was opened.
+    private struct FileID: Equatable {
+        var device: dev_t
+        var inode: ino_t
+
+        init(_ info: stat) {
+            device = info.st_dev
+            inode = info.st_ino
+        }
+    }
+
+    private let state = Mutex(State())
 
     /// A sink appending to `path` (created 0600 on first use).
     ///
@@ -57,10 +99,10 @@ public final class JSONLinesAuditSink: AuditSink {
     /// (`errSecIO`, naming the path and the fix): someone else could forge records in it. A
     /// FIFO or device in place of either file is refused, never waited on.
     ///
-    /// With `anchors` (the item store,
-    /// `SQLiteItemStore`, the trail audits), the trail's head is also kept
-    /// there after each durable write, and a trail that no longer reaches it (deleted with its
-    /// head, restarted, cut back) is refused (`errSecIO`) instead of being started afresh.
+    /// With `anchors` (the item store the trail audits, such as `SQLiteItemStore`), the trail's
+    /// head is also kept there after each flush to disk (at most one store commit per flush),
+    /// and a trail that no longer reaches it (deleted with its head, restarted, cut back) is
+    /// refused (`errSecIO`) instead of being started afresh.
     public init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
         privacy: FilePrivacy = .ownerOnly
@@ -71,19 +113,21 @@ public final class JSONLinesAuditSink: AuditSink {
         self.privacy = privacy
     }
 
-    deinit { flush() }
+    deinit {
+        flush()
+        state.withLock { $0.close() }
+    }
 
-    /// Forces every record written so far to the disk.
+    /// Forces every record written so far to the disk (nothing to do when none is pending).
     public func flush() {
-        let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
-        pending.withLock { $0 = 0 }
+        state.withLock { state in
+            guard state.pending > 0, state.trail >= 0 else { return }
+            if fsync(state.trail) == 0 { state.pending = 0 }
+        }
     }
 
     /// Seals and appends the record. When earlier records were written past the head (a crash
-    /// or a failed head write), the head is first brought forward over them and a ``KeygateAudit/AuditEvent/Kind/recover``
+    /// or a failed head write), the head is first brought forward over them and a ``AuditEvent/Kind/recover``
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
@@ -94,58 +138,57 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Brings the head forward over records written past it (a crash or a failed head write),
-    /// and records that as a ``KeygateAudit/AuditEvent/Kind/recover`` record, as the next append would.
+    /// and records that as a ``AuditEvent/Kind/recover`` record, as the next append would.
     /// - Returns: what was done, or nil when the head was where the trail ends.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering is never
     ///   repaired) or cannot be written.
     ///
     /// With `restartingAnchor`, a trail that no longer reaches the anchor kept in the store (it
     /// was deleted with its head, or restarted) is accepted as it is, provided its own chain is
-    /// intact: a ``KeygateAudit/AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
+    /// intact: a ``AuditEvent/Kind/recover`` record names the anchor it replaces, and the anchor
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
-        try write(nil, at: time, restartingAnchor: restartingAnchor).repair
+        try write(nil, at: time, restartingAnchor: restartingAnchor, reread: true).repair
     }
 
-    /// Appends `event` (when given) under the lock, after a recovery record when one is due.
-    private func write(_ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError)
-        -> (record: AuditRecord?, repair: AuditRepair?)
-    {
-        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
-        guard
-            let descriptor = try PrivateFile.open(
-                path, flags: O_WRONLY | O_APPEND | O_CREAT, privacy: privacy, status: .io)
-        else { throw failure("cannot open \(path)") }
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
-        defer { flock(descriptor, LOCK_UN) }
-        var (head, recovery, isNew) = try currentHead()
-        let anchor = try anchors?.auditAnchor(for: path)
-        var replacedAnchor: String?
-        if let anchor, let problem = head.mismatch(with: anchor) {
-            guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }
-            replacedAnchor = problem
-        }
-        // A new trail's head is written before its first record: a crash never leaves records without one.
-        if isNew { try writeHead(head, sync: true) }
-        if let torn = recovery?.tornBytes, torn > 0 {
-            let size = lseek(descriptor, 0, SEEK_END)
-            guard size >= torn, ftruncate(descriptor, size - off_t(torn)) == 0 else {
-                throw failure("cannot cut the partial record off \(path)")
+    /// Appends `event` (when given) under the locks, after a recovery record when one is due.
+    private func write(
+        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
+    ) throws(KeygateError) -> (record: AuditRecord?, repair: AuditRepair?) {
+        try state.withLock { (state: inout State) throws(KeygateError) -> (AuditRecord?, AuditRepair?) in
+            do throws(KeygateError) {
+                return try write(event, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
+            } catch {
+                // Whatever failed, read the trail again next time rather than trust what is held.
+                state.size = -1
+                throw error
             }
         }
-        var lines: [String] = []
+    }
+
+    private func write(
+        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
+    ) throws(KeygateError) -> (AuditRecord?, AuditRepair?) {
+        let size = try lockedTrail(&state)
+        defer { flock(state.trail, LOCK_UN) }
+        var loaded: Loaded?
+        if reread || size != state.size {
+            loaded = try load(&state, size: size, restartingAnchor: restartingAnchor)
+        }
+        var head = state.head
+        var records: [AuditRecord] = []
         var repair: AuditRepair?
-        if let recovery {
-            let event = Self.recoveryEvent(from: recovery.staleHead, to: head.sequence, tornBytes: recovery.tornBytes)
-            let record = head.seal(event, at: time)
-            lines.append(record.line)
+        if let recovery = loaded?.recovery {
+            let record = head.seal(
+                Self.recoveryEvent(from: recovery.staleHead, to: head.sequence, tornBytes: recovery.tornBytes),
+                at: time)
+            records.append(record)
             repair = AuditRepair(
                 staleHead: recovery.staleHead, recovered: recovery.records, record: record.sequence,
                 tornBytes: recovery.tornBytes)
         }
-        if let replacedAnchor {
+        if let replacedAnchor = loaded?.replacedAnchor {
             let before = head.sequence
             let event = AuditEvent(
                 kind: .recover, decision: "restarted",
@@ -154,7 +197,7 @@ public final class JSONLinesAuditSink: AuditSink {
                         + "'keygate audit repair --restart'"
                 ], processID: ProcessIdentity.processID, userID: ProcessIdentity.userID)
             let record = head.seal(event, at: time)
-            lines.append(record.line)
+            records.append(record)
             repair = AuditRepair(
                 staleHead: repair?.staleHead ?? before, recovered: repair?.recovered ?? 0, record: record.sequence,
                 tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true)
@@ -162,44 +205,208 @@ public final class JSONLinesAuditSink: AuditSink {
         var record: AuditRecord?
         if let event {
             let sealed = head.seal(event, at: time)
-            lines.append(sealed.line)
+            records.append(sealed)
             record = sealed
         }
-        for line in lines where line.utf8.count > AuditRecord.maximumLineLength {
-            throw KeygateError(
-                .io,
-                "the audit record would be \(line.utf8.count) bytes, longer than the \(AuditRecord.maximumLineLength) "
-                    + "a trail line may hold; nothing was written")
-        }
-        guard !lines.isEmpty else {
-            if let anchors, anchor != head {
-                guard fsync(descriptor) == 0 else { throw failure("cannot flush \(path)") }
+        guard !records.isEmpty else {
+            if let anchors, loaded?.anchor != head {
+                guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
             }
             return (nil, nil)
         }
-        try appendLines(lines, to: descriptor)
-        let sync: Bool = pending.withLock { count in
-            count += lines.count
-            switch durability {
-            case .eachRecord: return true
-            case .groupCommit(let records): return count >= max(records, 1)
+        var bytes: [UInt8] = []
+        for record in records {
+            let line = record.line.utf8
+            guard line.count <= AuditRecord.maximumLineLength else {
+                throw KeygateError(
+                    .io,
+                    "the audit record would be \(line.count) bytes, longer than the \(AuditRecord.maximumLineLength) "
+                        + "a trail line may hold; nothing was written")
             }
+            bytes += line
+            bytes.append(10)
         }
+        try append(bytes, to: state.trail, size: state.size)
+        state.size += off_t(bytes.count)
+        state.pending += records.count
+        let sync: Bool =
+            switch durability {
+            case .eachRecord: true
+            case .groupCommit(let count): state.pending >= max(count, 1)
+            }
         if sync {
-            guard fsync(descriptor) == 0 else { throw failure("cannot flush \(path)") }
-            pending.withLock { $0 = 0 }
+            guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
+            state.pending = 0
         }
-        try writeHead(head, sync: sync)
+        try writeHead(head, state: &state)
+        state.head = head
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
         return (record, repair)
     }
 
-    /// Appends whole lines in one write, cutting a torn write back off.
-    private func appendLines(_ lines: [String], to descriptor: Int32) throws(KeygateError) {
-        let bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
-        let sizeBefore = lseek(descriptor, 0, SEEK_END)
+    /// Opens the trail when needed and locks it (`flock`), reopening it when the path now
+    /// names another file (removed, replaced).
+    /// - Returns: the trail's length, as found under the lock.
+    private func lockedTrail(_ state: inout State) throws(KeygateError) -> off_t {
+        for _ in 0..<3 {
+            if state.trail < 0 {
+                try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
+                guard
+                    let descriptor = try PrivateFile.open(
+                        path, flags: O_RDWR | O_APPEND | O_CREAT, privacy: privacy, status: .io)
+                else { throw failure("cannot open \(path)") }
+                var info = stat()
+                fstat(descriptor, &info)
+                state.trail = descriptor
+                state.trailFile = FileID(info)
+                state.size = -1
+            }
+            guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
+            // One lstat of each file: the same files, still private, and the trail's length.
+            var info = stat()
+            if lstat(path, &info) == 0, FileID(info) == state.trailFile {
+                do throws(KeygateError) {
+                    try PrivateFile.check(info, path: path, privacy: privacy, status: .io)
+                    if state.headFile >= 0 {
+                        var headInfo = stat()
+                        if lstat(headPath, &headInfo) != 0 || FileID(headInfo) != state.headFileID {
+                            state.size = -1  // replaced or removed: read it again
+                        } else {
+                            try PrivateFile.check(headInfo, path: headPath, privacy: privacy, status: .io)
+                        }
+                    }
+                } catch {
+                    flock(state.trail, LOCK_UN)
+                    throw error
+                }
+                return info.st_size
+            }
+            flock(state.trail, LOCK_UN)
+            state.close()
+        }
+        throw KeygateError(.io, "\(path) keeps being replaced; run 'keygate audit verify'")
+    }
+
+    /// What reading the trail again found.
+    private struct Loaded {
+        var recovery: Recovery?
+        var anchor: AuditHead?
+        var replacedAnchor: String?
+    }
+
+    /// What a recovery takes over: records past the stale head, and a torn partial line.
+    private struct Recovery {
+        var staleHead: UInt64
+        var records: UInt64
+        var tornBytes: Int
+    }
+
+    /// Reads the head and the trail's end again (first use, or another process appended),
+    /// checks them against each other and the anchor, and cuts off a partial last line.
+    ///
+    /// A new trail's head is written before its first record, so a crash never leaves records
+    /// without one. Records past the head (a crash or a failed head write) that chain
+    /// correctly from it are taken over; a partial last line past the head (a crash during a
+    /// write) is cut off.
+    /// - Throws: `errSecIO` when the trail does not chain from its head (tampering), or does
+    ///   not reach the anchor (unless `restartingAnchor`).
+    private func load(_ state: inout State, size: off_t, restartingAnchor: Bool) throws(KeygateError) -> Loaded {
+        if state.headFile >= 0 {
+            close(state.headFile)
+            state.headFile = -1
+            state.headFileID = nil
+        }
+        let existing = try PrivateFile.open(headPath, flags: O_RDWR, privacy: privacy, status: .io)
+        var head: AuditHead
+        var recovery: Recovery?
+        var isNew = false
+        let contents = try existing.map { (file: Int32) throws(KeygateError) -> AuditHeadFile.Contents in
+            state.headFile = file
+            return try AuditHeadFile.read(descriptor: file, path: headPath)
+        }
+        switch contents ?? .missing {
+        case .missing:
+            guard size == 0 else {
+                throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
+            }
+            head = AuditHead(genesis: AuditCrypto.random(32).hexString)
+            isNew = true
+        case .damaged(let problem):
+            throw KeygateError(.io, "\(headPath) is damaged: \(problem)")
+        case .found(let found):
+            head = found
+            if size == 0 {
+                guard head.sequence == 0 else {
+                    throw KeygateError(
+                        .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")
+                }
+            } else if try !endsAtHead(state.trail, size: size, head: head) {
+                (head, recovery) = try recover(state.trail, head: head)
+            }
+        }
+        var loaded = Loaded(recovery: recovery)
+        loaded.anchor = try anchors?.auditAnchor(for: path)
+        if let anchor = loaded.anchor, let problem = head.mismatch(with: anchor) {
+            guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }
+            loaded.replacedAnchor = problem
+        }
+        var length = size
+        if let torn = recovery?.tornBytes, torn > 0 {
+            guard size >= torn, ftruncate(state.trail, size - off_t(torn)) == 0 else {
+                throw failure("cannot cut the partial record off \(path)")
+            }
+            length -= off_t(torn)
+        }
+        if state.headFile < 0 {
+            guard
+                let created = try PrivateFile.open(headPath, flags: O_RDWR | O_CREAT, privacy: privacy, status: .io)
+            else { throw failure("cannot create \(headPath)") }
+            state.headFile = created
+        }
+        var headInfo = stat()
+        fstat(state.headFile, &headInfo)
+        state.headFileID = FileID(headInfo)
+        if isNew {
+            try writeHead(head, state: &state)
+            guard fsync(state.headFile) == 0 else { throw failure("cannot flush \(headPath)") }
+            Self.syncDirectory(of: path)
+        }
+        state.head = head
+        state.size = length
+        return loaded
+    }
+
+    /// Whether the trail's last line is complete and is the record the head names.
+    private func endsAtHead(_ trail: Int32, size: off_t, head: AuditHead) throws(KeygateError) -> Bool {
+        guard let last = try Self.lastLine(of: trail, size: size, path: path) else { return false }
+        return last.terminated && AuditCrypto.sha256Hex(last.line) == head.hash
+    }
+
+    /// Reads the whole trail, in chunks, to take over records past the head.
+    /// - Throws: `errSecIO` when it does not chain from its head.
+    private func recover(_ trail: Int32, head: AuditHead) throws(KeygateError) -> (AuditHead, Recovery?) {
+        let (verdict, check, torn) = try AuditTrailFile.verify(descriptor: trail, path: path, head: head, anchor: nil)
+        if case .broken(let sequence, let reason) = verdict {
+            throw KeygateError(
+                .io,
+                "\(path) does not end where its head says (broken at sequence \(sequence): \(reason)); "
+                    + "run 'keygate audit verify'")
+        }
+        // Not broken: every complete line chains, and the head is one of them.
+        var current = head
+        var recovery = Recovery(staleHead: head.sequence, records: 0, tornBytes: torn ?? 0)
+        let records = UInt64(check.records)
+        if records > head.sequence, let last = check.lastHash {
+            current = AuditHead(genesis: head.genesis, sequence: records, hash: last)
+            recovery.records = records - head.sequence
+        }
+        return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil)
+    }
+
+    /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
+    private func append(_ bytes: [UInt8], to descriptor: Int32, size: off_t) throws(KeygateError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
@@ -207,11 +414,49 @@ public final class JSONLinesAuditSink: AuditSink {
             guard written > 0 else {
                 let error = failure("cannot write to \(path)")
                 // Cut a torn line back off, so the trail still ends where its head says.
-                if sizeBefore >= 0 { _ = ftruncate(descriptor, sizeBefore) }
+                _ = ftruncate(descriptor, size)
                 throw error
             }
             offset += written
         }
+    }
+
+    /// Writes `head` in place over the last one.
+    private func writeHead(_ head: AuditHead, state: inout State) throws(KeygateError) {
+        guard !Self.headWritesFail(path) else { throw KeygateError(.io, "cannot write \(headPath): a test fault") }
+        let bytes = AuditHeadFile.bytes(of: head)
+        var written = 0
+        repeat {
+            written = bytes.withUnsafeBytes { pwrite(state.headFile, $0.baseAddress, $0.count, 0) }
+        } while written < 0 && errno == EINTR
+        guard written == bytes.count else { throw failure("cannot write \(headPath)") }
+    }
+
+    /// Trails whose head writes fail, to prove what a failed head write (a full disk, EIO)
+    /// leaves: in this process, and in debug builds also the trail named by
+    /// `KEYGATE_TEST_FAIL_HEAD_WRITES` (for tests that run the `keygate` binary). Tests only:
+    /// a fault can only make auditing, and so the decision, fail.
+    static let failingHeadWrites = Mutex<Set<String>>([])
+
+    private static func headWritesFail(_ path: String) -> Bool {
+        if failingHeadWrites.withLock({ !$0.isEmpty && $0.contains(path) }) { return true }
+        #if DEBUG
+            if let named = getenv("KEYGATE_TEST_FAIL_HEAD_WRITES") { return String(cString: named) == path }
+        #endif
+        return false
+    }
+
+    /// Makes a new file's directory entry durable.
+    private static func syncDirectory(of path: String) {
+        let handle = open(PrivateFile.directoryName(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if handle >= 0 {
+            fsync(handle)
+            close(handle)
+        }
+    }
+
+    private func failure(_ what: String) -> KeygateError {
+        KeygateError(.io, "\(what): \(String(cString: strerror(errno)))")
     }
 
     static func recoveryEvent(from staleHead: UInt64, to last: UInt64, tornBytes: Int) -> AuditEvent {
@@ -231,127 +476,12 @@ public final class JSONLinesAuditSink: AuditSink {
             userID: ProcessIdentity.userID)
     }
 
-    /// What a recovery takes over: records past the stale head, and a torn partial line.
-    private struct Recovery {
-        var staleHead: UInt64
-        var records: UInt64
-        var tornBytes: Int
-    }
-
-    /// The head, and what must be recovered first: records written past the head (a crash or
-    /// a failed head write) that chain correctly from it, and a partial last line past the head
-    /// (a crash during a write), which the caller cuts off. A new trail's head is
-    /// written (by the caller) before its first record, so a crash never leaves records
-    /// without a head.
-    /// - Throws: `errSecIO` when the trail does not chain from its head (tampering).
-    private func currentHead() throws(KeygateError) -> (
-        head: AuditHead, recovery: Recovery?, isNew: Bool
-    ) {
-        let lastLine = try Self.lastLine(of: path, privacy: privacy)
-        guard let text = try Self.read(headPath, privacy: privacy) else {
-            guard lastLine == nil else {
-                throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
-            }
-            return (AuditHead(genesis: AuditCrypto.random(32).hexString), nil, true)
-        }
-        let head: AuditHead
-        do {
-            head = try AuditHead(line: text.trimmingTrailingNewlines, file: headPath)
-        } catch {
-            throw KeygateError(.io, "\(headPath) is damaged: \(error)")
-        }
-        guard let lastLine else {
-            guard head.sequence == 0 else {
-                throw KeygateError(
-                    .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")
-            }
-            return (head, nil, false)
-        }
-        let lastHash = AuditCrypto.sha256Hex(lastLine.line.utf8)
-        if lastHash == head.hash && lastLine.terminated { return (head, nil, false) }
-        // Records past the head: taken over when the whole trail chains and they follow the head.
-        let contents = try AuditTrailFile.contents(at: path, privacy: privacy)
-        if case .broken(let sequence, let reason) = AuditTrailFile.verify(contents, head: head, anchor: nil, file: path)
-        {
-            throw KeygateError(
-                .io,
-                "\(path) does not end where its head says (broken at sequence \(sequence): \(reason)); "
-                    + "run 'keygate audit verify'")
-        }
-        // Not broken: every complete line chains, and the head is one of them.
-        var current = head
-        var recovery = Recovery(staleHead: head.sequence, records: 0, tornBytes: 0)
-        let records = UInt64(contents.lines.count)
-        if records > head.sequence, let last = contents.lines.last {
-            current = AuditHead(
-                genesis: head.genesis, sequence: records, hash: AuditCrypto.sha256Hex(last.utf8))
-            recovery.records = records - head.sequence
-        }
-        recovery.tornBytes = contents.tornTail ?? 0
-        return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil, false)
-    }
-
-    private func writeHead(_ head: AuditHead, sync: Bool) throws(KeygateError) {
-        let temporary = headPath + ".tmp"
-        guard
-            let descriptor = try PrivateFile.open(
-                temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, privacy: privacy, status: .io)
-        else { throw failure("cannot write \(temporary)") }
-        let bytes = Array((head.line + "\n").utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        let synced = !sync || fsync(descriptor) == 0
-        close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, headPath) == 0 else {
-            throw failure("cannot write \(headPath)")
-        }
-        if sync {
-            // Make the rename itself durable.
-            let directory = String(headPath[..<(headPath.lastIndex(of: "/") ?? headPath.startIndex)])
-            let handle = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if handle >= 0 {
-                fsync(handle)
-                close(handle)
-            }
-        }
-    }
-
-    private func failure(_ what: String) -> KeygateError {
-        KeygateError(.io, "\(what): \(String(cString: strerror(errno)))")
-    }
-
-    /// The whole contents of a file (a private regular file), or nil when it does not exist.
-    static func read(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> String? {
-        try readBytes(path, privacy: privacy).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The whole contents of a file (a private regular file) as bytes, or nil when it does not exist.
-    static func readBytes(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> [UInt8]? {
-        guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
-            return nil
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let got = Glibc.read(descriptor, &chunk, chunk.count)
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw KeygateError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
-            guard got > 0 else { break }
-            bytes += chunk[0..<got]
-        }
-        return bytes
-    }
-
-    /// The last non-empty line of a file, read from its end, and whether a newline ends it;
-    /// nil for an empty or missing file.
-    static func lastLine(of path: String, privacy: FilePrivacy) throws(KeygateError) -> (
-        line: String, terminated: Bool
+    /// The last non-empty line of the trail open at `descriptor` (`size` bytes), read from its
+    /// end, and whether a newline ends it; nil for an empty file.
+    static func lastLine(of descriptor: Int32, size: off_t, path: String) throws(KeygateError) -> (
+        line: [UInt8], terminated: Bool
     )? {
-        guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
-            return nil
-        }
-        defer { close(descriptor) }
-        var size = lseek(descriptor, 0, SEEK_END)
+        var size = size
         guard size > 0 else { return nil }
         var tail: [UInt8] = []
         let step: off_t = 4096
@@ -366,7 +496,7 @@ public final class JSONLinesAuditSink: AuditSink {
             let trimmed = tail.last == 10 ? tail.dropLast() : tail[...]
             if trimmed.contains(10) || size == 0 {
                 let line = trimmed.split(separator: 10, omittingEmptySubsequences: false).last ?? []
-                return (String(decoding: line, as: UTF8.self), tail.last == 10)
+                return (Array(line), tail.last == 10)
             }
             // Read no further back than the longest line a trail may hold.
             guard trimmed.count <= AuditRecord.maximumLineLength else {
@@ -380,21 +510,13 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 }
 
-extension String {
-    var trimmingTrailingNewlines: String {
-        var text = self
-        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-        return text
-    }
-}
-
 /// What ``JSONLinesAuditSink/repair(at:restartingAnchor:)`` (or an append that recovered first) did.
 public struct AuditRepair: Hashable, Sendable {
     /// The sequence number the head was at.
     public let staleHead: UInt64
     /// How many records past it the head was moved over.
     public let recovered: UInt64
-    /// The sequence number of the ``KeygateAudit/AuditEvent/Kind/recover`` record that says so.
+    /// The sequence number of the ``AuditEvent/Kind/recover`` record that says so.
     public let record: UInt64
 
     /// The length of a partial last line (a crash during a write) that was cut off, or 0.
@@ -413,114 +535,4 @@ public struct AuditRepair: Hashable, Sendable {
         self.tornBytes = tornBytes
         self.anchorRestarted = anchorRestarted
     }
-}
-
-/// Reads a trail written by ``JSONLinesAuditSink`` back, and verifies it.
-public enum AuditTrailFile {
-    /// The trail's lines (without newlines); empty when the file does not exist.
-    /// - Throws: `errSecIO` when the trail cannot be read, is not a regular file, or (with
-    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private.
-    public static func lines(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError) -> [String] {
-        guard let text = try JSONLinesAuditSink.read(path, privacy: privacy) else { return [] }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
-    }
-
-    /// A trail's complete (newline-terminated, non-empty) lines, and the byte length of a
-    /// partial last line without its newline, when there is one (a crash during a write).
-    struct Contents {
-        var lines: [String]
-        var tornTail: Int?
-    }
-
-    static func contents(at path: String, privacy: FilePrivacy) throws(KeygateError) -> Contents {
-        guard let bytes = try JSONLinesAuditSink.readBytes(path, privacy: privacy), !bytes.isEmpty else {
-            return Contents(lines: [], tornTail: nil)
-        }
-        var parts = bytes.split(separator: 10, omittingEmptySubsequences: false)
-        var torn: Int?
-        if bytes.last != 10, let last = parts.popLast() { torn = last.count }
-        let lines = parts.filter { !$0.isEmpty }.map { String(decoding: $0, as: UTF8.self) }
-        return Contents(lines: lines, tornTail: torn)
-    }
-
-    /// Verifies `contents`: a partial last line past the head is a crash (``AuditVerification/tornTail(records:head:bytes:)``).
-    static func verify(_ contents: Contents, head: AuditHead?, anchor: AuditHead?, file: String) -> AuditVerification {
-        let verdict = AuditVerifier.verify(lines: contents.lines, head: head, anchor: anchor, file: file)
-        guard let torn = contents.tornTail, let head else { return verdict }
-        switch verdict {
-        case .intact(let records): return .tornTail(records: records, head: head.sequence, bytes: torn)
-        case .headBehind(let records, let stale): return .tornTail(records: records, head: stale, bytes: torn)
-        case .tornTail, .broken: return verdict
-        }
-    }
-
-    /// The records, parsed.
-    /// - Throws: ``KeygatePolicy/InputFileError`` naming the first line that is not a record, or the file
-    ///   when it cannot be read.
-    public static func records(at path: String, privacy: FilePrivacy = .ownerOnly) throws(InputFileError)
-        -> [AuditRecord]
-    {
-        let lines: [String]
-        do {
-            lines = try Self.lines(at: path, privacy: privacy)
-        } catch {
-            throw InputFileError(file: path, line: 0, column: 0, field: "", problem: error.message)
-        }
-        var records: [AuditRecord] = []
-        for (index, line) in lines.enumerated() {
-            records.append(try AuditRecord(line: line, file: path, lineNumber: index + 1))
-        }
-        return records
-    }
-
-    /// Verifies the trail at `path` against its head file.
-    /// - Throws: `errSecIO` when either file cannot be read, is not a regular file, or (with
-    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private: a trail
-    ///   someone else could write proves nothing.
-    ///
-    /// With `anchors` (the item store the trail audits), a trail that does not reach the
-    /// anchor kept there is broken too: deleted with its head, restarted, or cut back.
-    public static func verify(
-        at path: String, anchors: (any AuditAnchorStore)? = nil, privacy: FilePrivacy = .ownerOnly
-    ) throws(KeygateError) -> AuditVerification {
-        try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
-        let contents = try contents(at: path, privacy: privacy)
-        var head: AuditHead?
-        if let text = try JSONLinesAuditSink.read(path + ".head", privacy: privacy) {
-            do {
-                head = try AuditHead(line: text.trimmingTrailingNewlines, file: path + ".head")
-            } catch {
-                return .broken(sequence: 1, reason: "the head file is damaged: \(error)")
-            }
-        } else if !contents.lines.isEmpty || contents.tornTail != nil {
-            return .broken(sequence: 1, reason: "the head file \(path).head is missing")
-        }
-        let anchor = try anchors?.auditAnchor(for: path)
-        return verify(contents, head: head, anchor: anchor, file: path)
-    }
-}
-
-/// Writes records to standard error, for debugging (its own chain, starting fresh each process).
-public final class StandardErrorAuditSink: AuditSink {
-    private let head = Mutex(AuditHead(genesis: AuditCrypto.random(32).hexString))
-
-    /// Creates it.
-    public init() {}
-
-    /// Seals the event and writes its line to standard error.
-    public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        let record = head.withLock { $0.seal(event, at: time) }
-        let bytes = Array(("audit: " + record.line + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw KeygateError(.io, "cannot write the audit record to standard error") }
-        return record
-    }
-}
-
-/// The identity of this process, for audit records.
-public enum ProcessIdentity {
-    /// This process's id.
-    public static var processID: Int32 { getpid() }
-    /// This process's effective user id.
-    public static var userID: UInt32 { geteuid() }
 }

@@ -3,10 +3,12 @@ import Testing
 
 /// Issue 9 point 4 through the binary: failed head writes never brick the store.
 @Suite struct AuditRecoveryTests {
-    /// Makes the trail's head writes fail (its temporary file cannot be created) while `body` runs.
+    /// Makes the trail's head writes fail (a full disk, EIO) while `body` runs. (The head is
+    /// written in place, so there is no temporary file to get in its way: the debug build's
+    /// fault switch stands in for the failure.)
     static func withFailingHeadWrites(_ world: CLIWorld, _ body: () throws -> Void) throws {
-        try FileManager.default.createDirectory(atPath: world.audit + ".head.tmp", withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: world.audit + ".head.tmp") }
+        world.extraEnvironment["KEYGATE_TEST_FAIL_HEAD_WRITES"] = world.audit
+        defer { world.extraEnvironment["KEYGATE_TEST_FAIL_HEAD_WRITES"] = nil }
         try body()
     }
 

@@ -2,7 +2,10 @@ import Foundation
 import KeygatePolicy
 import KeygateStore
 import KeygateTesting
+import Synchronization
 import Testing
+
+@testable import KeygateAudit
 
 /// The JSON Lines audit trail on disk: chain, head, tamper evidence, crash recovery, concurrency.
 @Suite struct AuditTrailFileTests {
@@ -85,10 +88,12 @@ import Testing
         #expect(try AuditTrailFile.records(at: path).map(\.event.kind) == [.read, .read, .read, .recover, .read])
     }
 
-    /// Makes every head write fail (its temporary file cannot be created) while `body` runs.
+    /// Makes every head write of the trail at `path` fail (a full disk, EIO) while `body` runs.
+    /// (The head is written in place, so there is no temporary file to get in its way: the
+    /// sink's fault switch stands in for the failure.)
     func withFailingHeadWrites(_ path: String, _ body: () throws -> Void) throws {
-        try FileManager.default.createDirectory(atPath: path + ".head.tmp", withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: path + ".head.tmp") }
+        JSONLinesAuditSink.failingHeadWrites.withLock { _ = $0.insert(path) }
+        defer { JSONLinesAuditSink.failingHeadWrites.withLock { _ = $0.remove(path) } }
         try body()
     }
 

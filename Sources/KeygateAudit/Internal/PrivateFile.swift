@@ -87,7 +87,9 @@ package enum PrivateFile {
         return directory.isEmpty ? "/" : directory
     }
 
-    private static func check(
+    /// Checks a file's status (from `stat`, `lstat` or `fstat`): a regular file and, under
+    /// ``FilePrivacy/ownerOnly``, the effective user's own and private.
+    package static func check(
         _ info: stat, path: String, privacy: FilePrivacy, status: KeygateStatus
     ) throws(KeygateError) {
         guard info.st_mode & S_IFMT == S_IFREG else {

@@ -119,7 +119,12 @@ package struct JSONParser {
 
     /// Parses `text`; the error names the line and column of the problem.
     package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONNode {
-        var parser = JSONParser(bytes: Array(text.utf8))
+        try parse(bytes: Array(text.utf8))
+    }
+
+    /// Parses UTF-8 `bytes`; the error names the line and column of the problem.
+    package static func parse(bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
+        var parser = JSONParser(bytes: bytes)
         parser.skipSpace()
         let node = try parser.parseValue(depth: 0)
         parser.skipSpace()

@@ -1,0 +1,55 @@
+import Glibc
+import KeygatePolicy
+
+/// The head file beside a trail (`<trail>.head`): one JSON line, ``AuditHead/line``, padded
+/// with spaces to a fixed width so that each new head is written in place over the last
+/// (one `pwrite` of one disk sector, never a temporary file and a rename).
+enum AuditHeadFile {
+    /// What a head file holds.
+    enum Contents {
+        /// No head file, or an empty one (created, never written).
+        case missing
+        /// A head.
+        case found(AuditHead)
+        /// Something that is not a head.
+        case damaged(String)
+    }
+
+    /// The width every head is padded to, newline included.
+    static let width = 256
+
+    /// Reads the head at `path` (a private regular file).
+    static func read(_ path: String, privacy: FilePrivacy) throws(KeygateError) -> Contents {
+        guard let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io) else {
+            return .missing
+        }
+        defer { close(descriptor) }
+        return try read(descriptor: descriptor, path: path)
+    }
+
+    /// Reads the head in the file open at `descriptor`.
+    static func read(descriptor: Int32, path: String) throws(KeygateError) -> Contents {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        var got = 0
+        repeat {
+            got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        } while got < 0 && errno == EINTR
+        guard got >= 0 else { throw KeygateError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard got > 0 else { return .missing }
+        var text = bytes[..<got]
+        while let last = text.last, last == 10 || last == 13 || last == 32 { text = text.dropLast() }
+        do {
+            return .found(try AuditHead(line: String(decoding: text, as: UTF8.self), file: path))
+        } catch {
+            return .damaged("\(error)")
+        }
+    }
+
+    /// `head`'s line, padded to ``width`` with spaces and ended by a newline.
+    static func bytes(of head: AuditHead) -> [UInt8] {
+        var bytes = Array(head.line.utf8)
+        if bytes.count < width - 1 { bytes += [UInt8](repeating: 32, count: width - 1 - bytes.count) }
+        bytes.append(10)
+        return bytes
+    }
+}
