@@ -76,6 +76,15 @@ extension Keychain {
     public func copyMatching(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError)
         -> [MatchedItem]
     {
+        // One record for the call's decisions, written before any value is returned.
+        try await auditor.collecting { () async throws(KeygateError) in
+            try await performCopyMatching(query, context: given)
+        }
+    }
+
+    func performCopyMatching(_ query: ItemQuery, context given: AuthenticationContext?) async throws(KeygateError)
+        -> [MatchedItem]
+    {
         let limit: Int
         let filter: ItemFilter
         let context: AuthenticationContext
@@ -154,6 +163,14 @@ extension Keychain {
     ///   when the change makes two items collide; `errSecItemNotFound` when nothing matches;
     ///   `errSecNotAvailable` when another process changed an item meanwhile (nothing changes).
     public func update(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext? = nil)
+        async throws(KeygateError)
+    {
+        try await auditor.collecting { () async throws(KeygateError) in
+            try await performUpdate(query, changes: changes, context: given)
+        }
+    }
+
+    func performUpdate(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext?)
         async throws(KeygateError)
     {
         let filter: ItemFilter
@@ -267,6 +284,10 @@ extension Keychain {
     /// count as deleted: deleting only such items succeeds.
     /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches.
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
+        try await auditor.collecting { () async throws(KeygateError) in try await performDelete(query, context: given) }
+    }
+
+    func performDelete(_ query: ItemQuery, context given: AuthenticationContext?) async throws(KeygateError) {
         let filter: ItemFilter
         let context: AuthenticationContext
         do throws(KeygateError) {

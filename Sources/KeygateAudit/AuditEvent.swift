@@ -78,6 +78,26 @@ public struct AuditEvent: Hashable, Sendable {
     public var userID: UInt32
     /// The executable of the process that asked, when known (recorded as `exe`).
     public var executable: String?
+    /// The other items decided in the same call (a read, update or delete that matched
+    /// several), each with its own item, access control, rules, decision, status, reasons and
+    /// proofs, in order: one record names them all (`more`). Their kind is this event's.
+    public var more: [AuditEvent] = []
+
+    /// This event's own decision followed by those in ``more``, each as an event of its own.
+    public var decisions: [AuditEvent] {
+        guard !more.isEmpty else { return [self] }
+        var first = self
+        first.more = []
+        return [first]
+            + more.map { entry in
+                var entry = entry
+                entry.pamService = pamService
+                entry.processID = processID
+                entry.userID = userID
+                entry.executable = executable
+                return entry
+            }
+    }
 
     /// An event.
     public init(

@@ -30,6 +30,17 @@ public struct AuditRecord: Hashable, Sendable {
         hash = AuditCrypto.sha256Hex(line.utf8)
     }
 
+    /// `record` seen as holding one of its decisions, `event` (one of its
+    /// ``AuditEvent/decisions``): the same sequence number, time, line and hash.
+    public init(_ record: AuditRecord, decision event: AuditEvent) {
+        sequence = record.sequence
+        time = record.time
+        previousHash = record.previousHash
+        self.event = event
+        line = record.line
+        hash = record.hash
+    }
+
     /// The longest line a trail may hold, in bytes (64 KiB): longer lines are refused by the
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
@@ -42,6 +53,26 @@ public struct AuditRecord: Hashable, Sendable {
             JSONMember("time", .number(String(time.nanoseconds))),
             JSONMember("op", .string(event.kind.rawValue)),
         ]
+        members += decisionMembers(event)
+        if !event.more.isEmpty {
+            members.append(JSONMember("more", .array(event.more.map { JSONNode(.object(decisionMembers($0))) })))
+        }
+        members += [
+            JSONMember("pamService", event.pamService.map { .string($0) } ?? .null),
+            JSONMember("pid", .number(String(event.processID))),
+            JSONMember("uid", .number(String(event.userID))),
+        ]
+        if let executable = event.executable { members.append(JSONMember("exe", .string(executable))) }
+        members += [
+            JSONMember("prev", .string(previousHash))
+        ]
+        return .object(members)
+    }
+
+    /// What one item's decision renders as: the item, its access control, the rules that
+    /// matched, the decision, its status, reasons and the proofs present.
+    private static func decisionMembers(_ event: AuditEvent) -> [JSONMember] {
+        var members: [JSONMember] = []
         if let item = event.item {
             members.append(
                 JSONMember(
@@ -52,7 +83,7 @@ public struct AuditRecord: Hashable, Sendable {
                             JSONMember("accessGroup", .string(item.accessGroup)),
                         ] + (item.synchronizable ? [JSONMember("synchronizable", .bool(true))] : []))))
         }
-        members += [
+        return members + [
             JSONMember("accessControl", event.accessControl.map { .string($0) } ?? .null),
             JSONMember("rules", .array(event.ruleIDs.map { JSONNode(.string($0)) })),
             JSONMember("decision", .string(event.decision)),
@@ -69,15 +100,56 @@ public struct AuditRecord: Hashable, Sendable {
                                 JSONMember("secondsAgo", .number(String($0.secondsAgo))),
                             ]))
                     })),
-            JSONMember("pamService", event.pamService.map { .string($0) } ?? .null),
-            JSONMember("pid", .number(String(event.processID))),
-            JSONMember("uid", .number(String(event.userID))),
         ]
-        if let executable = event.executable { members.append(JSONMember("exe", .string(executable))) }
-        members += [
-            JSONMember("prev", .string(previousHash))
-        ]
-        return .object(members)
+    }
+
+    /// Parses what ``decisionMembers(_:)`` renders, into an event of `kind` (the rest of the
+    /// event from the record's own fields).
+    private static func decision(
+        _ fields: [String: JSONField], kind: AuditEvent.Kind, in root: JSONField
+    ) throws(InputFileError) -> AuditEvent {
+        func required(_ key: String) throws(InputFileError) -> JSONField {
+            guard let field = fields[key] else { throw root.error("missing '\(key)'") }
+            return field
+        }
+        var item: ItemIdentity?
+        if let field = fields["item"] {
+            let parts = try field.object(allowing: ["service", "account", "accessGroup", "synchronizable"])
+            guard let service = parts["service"], let account = parts["account"], let group = parts["accessGroup"]
+            else {
+                throw field.error("an item needs service, account and accessGroup")
+            }
+            item = ItemIdentity(
+                accessGroup: try group.string(), account: try account.string(), service: try service.string(),
+                synchronizable: try parts["synchronizable"]?.bool() ?? false)
+        }
+        var status: KeygateStatus?
+        if let field = fields["status"], field.node.value != .null {
+            status = KeygateStatus(rawValue: Int32(try field.int()))
+        }
+        var factors: [AuditEvent.ProvedFactor] = []
+        for entry in try required("factors").array() {
+            let parts = try entry.object(allowing: ["factor", "secondsAgo"])
+            guard let factor = parts["factor"], let ago = parts["secondsAgo"] else {
+                throw entry.error("incomplete factor")
+            }
+            factors.append(
+                AuditEvent.ProvedFactor(
+                    factor: Factor(rawValue: try factor.choice(Factor.allCases.map(\.rawValue)))!,
+                    secondsAgo: try ago.int()))
+        }
+        var accessControl: String?
+        if let field = fields["accessControl"], field.node.value != .null { accessControl = try field.string() }
+        return AuditEvent(
+            kind: kind, item: item, accessControl: accessControl,
+            ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
+                try field.string()
+            },
+            decision: try required("decision").string(), status: status,
+            reasons: try required("reasons").array().map { (field: JSONField) throws(InputFileError) in
+                try field.string()
+            },
+            factors: factors)
     }
 
     /// Parses one line of a trail.
@@ -109,7 +181,7 @@ public struct AuditRecord: Hashable, Sendable {
         do throws(InputFileError) {
             let fields = try root.object(allowing: [
                 "seq", "time", "op", "item", "accessControl", "rules", "decision", "status", "statusName", "reasons",
-                "factors", "pamService", "pid", "uid", "exe", "prev",
+                "factors", "more", "pamService", "pid", "uid", "exe", "prev",
             ])
             func required(_ key: String) throws(InputFileError) -> JSONField {
                 guard let field = fields[key] else { throw root.error("missing '\(key)'") }
@@ -122,45 +194,20 @@ public struct AuditRecord: Hashable, Sendable {
             let sequence = try required("seq").int()
             guard sequence >= 1 else { throw try required("seq").error("must be at least 1") }
             let kindText = try required("op").choice(AuditEvent.Kind.allCases.map(\.rawValue))
-            var item: ItemIdentity?
-            if let field = fields["item"] {
-                let parts = try field.object(allowing: ["service", "account", "accessGroup", "synchronizable"])
-                guard let service = parts["service"], let account = parts["account"], let group = parts["accessGroup"]
-                else {
-                    throw field.error("an item needs service, account and accessGroup")
+            let kind = AuditEvent.Kind(rawValue: kindText)!
+            var event = try Self.decision(fields, kind: kind, in: root)
+            event.pamService = try optionalString("pamService")
+            event.processID = Int32(truncatingIfNeeded: try required("pid").int())
+            event.userID = UInt32(truncatingIfNeeded: try required("uid").int())
+            event.executable = try optionalString("exe")
+            if let more = fields["more"] {
+                for entry in try more.array() {
+                    let parts = try entry.object(allowing: [
+                        "item", "accessControl", "rules", "decision", "status", "statusName", "reasons", "factors",
+                    ])
+                    event.more.append(try Self.decision(parts, kind: kind, in: entry))
                 }
-                item = ItemIdentity(
-                    accessGroup: try group.string(), account: try account.string(), service: try service.string(),
-                    synchronizable: try parts["synchronizable"]?.bool() ?? false)
             }
-            var status: KeygateStatus?
-            if let field = fields["status"], field.node.value != .null {
-                status = KeygateStatus(rawValue: Int32(try field.int()))
-            }
-            var factors: [AuditEvent.ProvedFactor] = []
-            for entry in try required("factors").array() {
-                let parts = try entry.object(allowing: ["factor", "secondsAgo"])
-                guard let factor = parts["factor"], let ago = parts["secondsAgo"] else {
-                    throw entry.error("incomplete factor")
-                }
-                factors.append(
-                    AuditEvent.ProvedFactor(
-                        factor: Factor(rawValue: try factor.choice(Factor.allCases.map(\.rawValue)))!,
-                        secondsAgo: try ago.int()))
-            }
-            let event = AuditEvent(
-                kind: AuditEvent.Kind(rawValue: kindText)!, item: item,
-                accessControl: try optionalString("accessControl"),
-                ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
-                    try field.string()
-                },
-                decision: try required("decision").string(), status: status,
-                reasons: try required("reasons").array().map { (field: JSONField) throws(InputFileError) in
-                    try field.string()
-                },
-                factors: factors, pamService: try optionalString("pamService"),
-                processID: Int32(truncatingIfNeeded: try required("pid").int()),
-                userID: UInt32(truncatingIfNeeded: try required("uid").int()), executable: try optionalString("exe"))
             self.sequence = UInt64(sequence)
             self.time = Timestamp(nanoseconds: Int64(try required("time").int()))
             self.previousHash = try required("prev").string()

@@ -1,5 +1,6 @@
 import Glibc
 public import KeygatePolicy
+import Synchronization
 
 /// Writes audit events for the engine: fills in who asked, redacts account names when
 /// configured, and enforces the failure policy.
@@ -23,6 +24,8 @@ public struct Auditor: Sendable {
     public let executable: String?
     /// Where record times come from.
     public let clock: any KeygateClock
+    /// Tells this auditor (and its copies) from others, for ``collecting(_:)``.
+    private let token = AuditCall.Token()
 
     /// An auditor.
     /// - Parameters:
@@ -48,8 +51,73 @@ public struct Auditor: Sendable {
     }
 
     /// Records `event`.
+    ///
+    /// Inside ``collecting(_:)``, an item decision (add, read, update, delete) is kept until
+    /// the call ends, or until an event of another kind (an authentication attempt, say) must
+    /// be written first: the decisions of one call go into one record.
     /// - Throws: `errSecIO` naming the problem when the record cannot be written and auditing is required.
     public func record(_ event: AuditEvent) throws(KeygateError) {
+        // Auditing off: nothing to seal, render or hash.
+        if sink is NoopAuditSink { return }
+        let event = prepared(event)
+        if let call = AuditCall.current, call.owner == identity {
+            if Self.collected.contains(event.kind) {
+                call.pending.withLock { $0.append(event) }
+                return
+            }
+            try flush(call)
+        }
+        try write(event)
+    }
+
+    /// Runs `body` (one facade call), collecting its item decisions into as few records as
+    /// possible (one, unless an authentication attempt or another kind of event comes between
+    /// them), written before the call returns or throws. A value is returned only once its
+    /// decision's record is written: when it cannot be (and auditing is required) the call
+    /// fails with the audit error instead.
+    public func collecting<Value>(_ body: () async throws(KeygateError) -> Value) async throws(KeygateError) -> Value {
+        if sink is NoopAuditSink || AuditCall.current?.owner == identity {
+            return try await body()
+        }
+        let call = AuditCall(owner: identity)
+        let result: Result<Value, KeygateError> = await AuditCall.$current.withValue(call) {
+            do throws(KeygateError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try flush(call)
+        return try result.get()
+    }
+
+    /// The kinds ``collecting(_:)`` gathers into one record.
+    private static let collected: Set<AuditEvent.Kind> = [.add, .read, .update, .delete]
+
+    /// Writes what `call` has collected: runs of decisions of one kind, one record each.
+    private func flush(_ call: AuditCall) throws(KeygateError) {
+        let pending = call.pending.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        var index = pending.startIndex
+        while index < pending.endIndex {
+            var event = pending[index]
+            var next = index + 1
+            while next < pending.endIndex, pending[next].kind == event.kind {
+                event.more.append(pending[next])
+                next += 1
+            }
+            try write(event)
+            index = next
+        }
+    }
+
+    /// Which auditor (this one or a copy of it) a collecting call belongs to.
+    private var identity: ObjectIdentifier { ObjectIdentifier(token) }
+
+    /// Fills in who asked, and redacts the account when configured.
+    private func prepared(_ event: AuditEvent) -> AuditEvent {
         var event = event
         event.processID = processID
         event.userID = userID
@@ -62,6 +130,11 @@ public struct Auditor: Sendable {
                 event.reasons = event.reasons.map { $0.replacing(item.account, with: redacted) }
             }
         }
+        return event
+    }
+
+    /// Seals and stores `event`, enforcing the failure policy.
+    private func write(_ event: AuditEvent) throws(KeygateError) {
         do {
             try sink.append(event, at: clock.now())
         } catch {
@@ -71,4 +144,20 @@ public struct Auditor: Sendable {
             )
         }
     }
+}
+
+/// The decisions one facade call has made and not yet written (``Auditor/collecting(_:)``).
+final class AuditCall: Sendable {
+    /// The call being collected for, in this task and its children.
+    @TaskLocal static var current: AuditCall?
+
+    /// The auditor's sink, so that another auditor's events are never collected here.
+    let owner: ObjectIdentifier
+    /// Decisions waiting to be written, in order.
+    let pending = Mutex<[AuditEvent]>([])
+
+    init(owner: ObjectIdentifier) { self.owner = owner }
+
+    /// An auditor's identity.
+    final class Token: Sendable {}
 }

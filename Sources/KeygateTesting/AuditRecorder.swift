@@ -32,14 +32,17 @@ public final class AuditRecorder: AuditSink {
     public var records: [AuditRecord] { sink.records }
 
     /// The records about one item, optionally of one kind, in order; `accessGroup` nil matches
-    /// the item in any group.
+    /// the item in any group. A record that names several items (one call's decisions) is
+    /// given as the decision about this one (``AuditRecord/init(_:decision:)``).
     public func records(
         _ kind: AuditEvent.Kind? = nil, service: String, account: String, accessGroup: String? = nil
     ) -> [AuditRecord] {
-        records.filter { record in
-            record.event.item?.service == service && record.event.item?.account == account
-                && (accessGroup.map { $0 == record.event.item?.accessGroup } ?? true)
-                && (kind.map { $0 == record.event.kind } ?? true)
+        records.flatMap { record in
+            record.event.decisions.filter { event in
+                event.item?.service == service && event.item?.account == account
+                    && (accessGroup.map { $0 == event.item?.accessGroup } ?? true)
+                    && (kind.map { $0 == event.kind } ?? true)
+            }.map { AuditRecord(record, decision: $0) }
         }
     }
 

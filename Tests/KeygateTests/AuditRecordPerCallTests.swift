@@ -1,0 +1,39 @@
+import Keygate
+import KeygatePolicy
+import KeygateStore
+import KeygateTesting
+import Testing
+
+/// Issue 10 point 1: a call that decides N items writes one record naming them, each with its
+/// own decision, and the record reads back into the same events.
+@Suite struct AuditRecordPerCallTests {
+    @Test(arguments: Backend.allCases)
+    func aReadOfThreeItemsWritesOneRecordNamingThem(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        for account in ["a", "b", "c"] { try await KeychainTests.add(fixture, account: account) }
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        let found = try await keychain.copyMatching(
+            ItemQuery(service: "api", matchLimit: .all, returnData: true))
+        #expect(found.count == 3)
+        #expect(audit.records.count == 1, "one record for the call: \(audit.records.map(\.line))")
+        let record = try #require(audit.records.first)
+        #expect(record.event.decisions.map { $0.item?.account ?? "" }.sorted() == ["a", "b", "c"])
+        #expect(record.event.decisions.allSatisfy { $0.kind == .read && $0.decision == "allow" })
+        // The line parses back into the same events.
+        let parsed = try AuditRecord(line: record.line, file: "trail", lineNumber: 1)
+        #expect(parsed.event.decisions.map(\.item) == record.event.decisions.map(\.item))
+        #expect(parsed.hash == record.hash)
+        // Each item is still found on its own.
+        audit.expectLastDecision(.read, service: "api", account: "b", is: "allow")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aDeleteOfTwoItemsWritesOneRecord(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        for account in ["a", "b"] { try await KeychainTests.add(fixture, account: account) }
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        try await keychain.delete(ItemQuery(service: "api"))
+        #expect(audit.records.count == 1)
+        #expect(audit.records.first?.event.decisions.count == 2)
+    }
+}
