@@ -103,8 +103,14 @@ public struct Auditor: Sendable {
         var index = pending.startIndex
         while index < pending.endIndex {
             var event = pending[index]
+            var length = event.estimatedLength
             var next = index + 1
-            while next < pending.endIndex, pending[next].kind == event.kind {
+            // A record stays well under the longest line a trail may hold: a call that decided
+            // many items writes a few records rather than one too long to write.
+            while next < pending.endIndex, pending[next].kind == event.kind,
+                length + pending[next].estimatedLength <= AuditRecord.maximumLineLength / 4
+            {
+                length += pending[next].estimatedLength
                 event.more.append(pending[next])
                 next += 1
             }
@@ -160,4 +166,16 @@ final class AuditCall: Sendable {
 
     /// An auditor's identity.
     final class Token: Sendable {}
+}
+
+extension AuditEvent {
+    /// About how many bytes this decision adds to a record's line (generous: escaping can
+    /// only double the text, and the fixed fields take under 256 bytes).
+    var estimatedLength: Int {
+        let item = self.item.map { $0.service.utf8.count + $0.account.utf8.count + $0.accessGroup.utf8.count } ?? 0
+        let texts =
+            (accessControl?.utf8.count ?? 0) + reasons.reduce(0) { $0 + $1.utf8.count + 4 }
+            + ruleIDs.reduce(0) { $0 + $1.utf8.count + 4 }
+        return 256 + 2 * (item + texts) + 48 * factors.count
+    }
 }

@@ -37,3 +37,19 @@ import Testing
         #expect(audit.records.first?.event.decisions.count == 2)
     }
 }
+
+extension AuditRecordPerCallTests {
+    /// A call that decides more items than one line may name writes several records, each
+    /// within the limit, rather than failing (and denying) for a line too long to write.
+    @Test func aReadOfManyItemsStaysWithinTheLineLimit() async throws {
+        let fixture = try KeychainFixture(.inMemory)
+        let long = String(repeating: "n", count: 400)
+        for index in 0..<300 { try await KeychainTests.add(fixture, account: "\(long)-\(index)") }
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        let found = try await keychain.copyMatching(ItemQuery(service: "api", matchLimit: .all, returnData: true))
+        #expect(found.count == 300)
+        #expect(audit.records.count > 1 && audit.records.count < 300)
+        #expect(audit.records.allSatisfy { $0.line.utf8.count <= AuditRecord.maximumLineLength })
+        #expect(audit.records.map(\.event.decisions.count).reduce(0, +) == 300)
+    }
+}
