@@ -119,7 +119,7 @@ extension Keychain {
                     AuditEvent(
                         kind: .read, item: fields.identity,
                         accessControl: fields.accessControl.textForm,
-                        decision: "allow", reasons: ["attributesOnly: attributes only; the value is not read"]))
+                        decision: .allow, reasons: ["attributesOnly: attributes only; the value is not read"]))
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
@@ -374,7 +374,7 @@ extension Keychain {
             try auditor.record(
                 AuditEvent(
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
-                    decision: "allow", reasons: reasons))
+                    decision: .allow, reasons: reasons))
             gone.append(record.id)
         }
         if !gone.isEmpty { try store.delete(gone) }

@@ -62,7 +62,7 @@ extension Keychain {
         try auditor.record(
             AuditEvent(
                 kind: Self.auditKind(action), item: fields.identity,
-                accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: "deny", status: status,
+                accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: .deny, status: status,
                 reasons: ["organisationRule: \(reason)"]))
         throw error
     }
@@ -106,7 +106,7 @@ extension Keychain {
             AuditEvent(
                 kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
-                decision: pending.isEmpty ? "allow" : "authenticate",
+                decision: pending.isEmpty ? .allow : .authenticate,
                 reasons: ["organisationRule: \(explanation)"] + pending.map { "needs \($0)" },
                 factors: AuditEvent.ProvedFactor.all(in: context.state, at: now)))
         if pending.isEmpty { return true }
@@ -153,7 +153,7 @@ extension Keychain {
             try auditor.record(
                 AuditEvent(
                     kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
-                    ruleIDs: refusal.ruleIDs, decision: "deny", status: .missingEntitlement,
+                    ruleIDs: refusal.ruleIDs, decision: .deny, status: .missingEntitlement,
                     reasons: ["organisationGrant: \(refusal.reason)"]))
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")
         }

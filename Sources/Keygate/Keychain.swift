@@ -98,7 +98,7 @@ public final class Keychain: Sendable {
                 AuditEvent(
                     kind: kind,
                     item: ItemIdentity(accessGroup: accessGroup ?? "", account: account ?? "", service: service ?? ""),
-                    decision: "deny", status: error.status, reasons: ["refused: \(error.message)"]))
+                    decision: .deny, status: error.status, reasons: ["refused: \(error.message)"]))
             return error
         } catch {
             return error
@@ -181,14 +181,7 @@ public final class Keychain: Sendable {
         let purpose = AuthenticationPurpose(prompt: prompt, operation: operation, item: item)
         let outcome = await authenticator.authenticate(requirement, for: purpose, context: context)
         let now = context.clock.now()
-        let decision: String
-        switch outcome {
-        case .proved: decision = "proved"
-        case .failed: decision = "failed"
-        case .cancelled: decision = "cancelled"
-        case .lockedOut: decision = "lockedOut"
-        case .unavailable: decision = "unavailable"
-        }
+        let decision = AuditEvent.Verdict(outcome)
         let factor: Factor? =
             switch outcome {
             case .failed(let factor, _), .lockedOut(let factor, _): factor
@@ -230,12 +223,12 @@ public final class Keychain: Sendable {
         if error.status == .decode {
             try? auditor.record(
                 AuditEvent(
-                    kind: .tamper, item: identity, accessControl: control?.textForm, decision: "deny",
+                    kind: .tamper, item: identity, accessControl: control?.textForm, decision: .deny,
                     status: error.status, reasons: [error.message]))
         }
         try? auditor.record(
             AuditEvent(
-                kind: kind, item: identity, accessControl: control?.textForm, decision: "deny",
+                kind: kind, item: identity, accessControl: control?.textForm, decision: .deny,
                 status: error.status, reasons: ["store: \(error.message)"]))
     }
 

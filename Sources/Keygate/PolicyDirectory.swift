@@ -94,13 +94,13 @@ extension PolicyStore {
         } catch {
             try auditor?.record(
                 AuditEvent(
-                    kind: .policyReload, decision: "deny", status: error.status,
+                    kind: .policyReload, decision: .deny, status: error.status,
                     reasons: ["kept the \(policies.ruleCount) rules in force: \(error.message)"]))
             throw error
         }
         try auditor?.record(
             AuditEvent(
-                kind: .policyReload, ruleIDs: next.document.rules.map(\.name), decision: "allow",
+                kind: .policyReload, ruleIDs: next.document.rules.map(\.name), decision: .allow,
                 reasons: [
                     "\(next.ruleCount) rules, \(next.document.grants.count) grants from "
                         + paths.joined(separator: ", ")

@@ -34,6 +34,50 @@ public struct AuditEvent: Hashable, Sendable {
         case recover
     }
 
+    /// What was decided, or how an authentication attempt ended: the record's `decision`.
+    public enum Verdict: String, Hashable, Sendable, CaseIterable {
+        /// The operation may proceed.
+        case allow
+        /// The operation was refused (the event's status says why).
+        case deny
+        /// A proof is needed first.
+        case authenticate
+        /// An authentication attempt proved its factors.
+        case proved
+        /// An authentication attempt failed (a wrong passcode, an unknown finger).
+        case failed
+        /// The user cancelled the prompt.
+        case cancelled
+        /// The factor is locked out after too many failures.
+        case lockedOut
+        /// The factor could not be used (no PAM service, no reader).
+        case unavailable
+        /// The trail's head was brought forward, or a partial record cut off.
+        case recovered
+        /// The store's anchor was replaced by this trail (`keygate audit repair --restart`).
+        case restarted
+
+        /// The verdict for an evaluator's outcome.
+        public init(_ outcome: Decision.Outcome) {
+            switch outcome {
+            case .allow: self = .allow
+            case .deny: self = .deny
+            case .authenticate: self = .authenticate
+            }
+        }
+
+        /// The verdict for an authentication attempt's outcome.
+        public init(_ outcome: AuthenticationOutcome) {
+            switch outcome {
+            case .proved: self = .proved
+            case .failed: self = .failed
+            case .cancelled: self = .cancelled
+            case .lockedOut: self = .lockedOut
+            case .unavailable: self = .unavailable
+            }
+        }
+    }
+
     /// A proof that counted, and its age.
     public struct ProvedFactor: Hashable, Sendable {
         /// The factor.
@@ -61,9 +105,9 @@ public struct AuditEvent: Hashable, Sendable {
     public var accessControl: String?
     /// The organisation rules that matched.
     public var ruleIDs: [String]
-    /// `allow`, `deny`, `authenticate`, or an authentication outcome (`proved`, `failed`,
-    /// `cancelled`, `lockedOut`, `unavailable`).
-    public var decision: String
+    /// `allow`, `deny`, `authenticate`, an authentication outcome (`proved`, `failed`,
+    /// `cancelled`, `lockedOut`, `unavailable`), or a trail repair (`recovered`, `restarted`).
+    public var decision: Verdict
     /// The status, when not success.
     public var status: KeygateStatus?
     /// The reasons, as text (`code: explanation`).
@@ -101,7 +145,7 @@ public struct AuditEvent: Hashable, Sendable {
 
     /// An event.
     public init(
-        kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: String,
+        kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: Verdict,
         status: KeygateStatus? = nil, reasons: [String] = [], factors: [ProvedFactor] = [], pamService: String? = nil,
         processID: Int32 = 0, userID: UInt32 = 0, executable: String? = nil
     ) {
@@ -124,7 +168,7 @@ public struct AuditEvent: Hashable, Sendable {
         _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, factors: [ProvedFactor]
     ) {
         self.init(
-            kind: kind, item: item, accessControl: accessControl?.textForm, decision: decision.kind,
+            kind: kind, item: item, accessControl: accessControl?.textForm, decision: Verdict(decision.outcome),
             status: decision.status, reasons: decision.reasons.map(\.description), factors: factors)
     }
 }

@@ -86,7 +86,7 @@ public struct AuditRecord: Hashable, Sendable {
         return members + [
             JSONMember("accessControl", event.accessControl.map { .string($0) } ?? .null),
             JSONMember("rules", .array(event.ruleIDs.map { JSONNode(.string($0)) })),
-            JSONMember("decision", .string(event.decision)),
+            JSONMember("decision", .string(event.decision.rawValue)),
             JSONMember("status", event.status.map { .number(String($0.rawValue)) } ?? .null),
             JSONMember("statusName", event.status?.name.map { .string($0) } ?? .null),
             JSONMember("reasons", .array(event.reasons.map { JSONNode(.string($0)) })),
@@ -145,7 +145,9 @@ public struct AuditRecord: Hashable, Sendable {
             ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
                 try field.string()
             },
-            decision: try required("decision").string(), status: status,
+            decision: AuditEvent.Verdict(
+                rawValue: try required("decision").choice(AuditEvent.Verdict.allCases.map(\.rawValue)))!,
+            status: status,
             reasons: try required("reasons").array().map { (field: JSONField) throws(InputFileError) in
                 try field.string()
             },

@@ -191,7 +191,7 @@ public final class JSONLinesAuditSink: AuditSink {
         if let replacedAnchor = loaded?.replacedAnchor {
             let before = head.sequence
             let event = AuditEvent(
-                kind: .recover, decision: "restarted",
+                kind: .recover, decision: .restarted,
                 reasons: [
                     "anchorRestarted: \(replacedAnchor); this trail was accepted as it is by "
                         + "'keygate audit repair --restart'"
@@ -472,7 +472,7 @@ public final class JSONLinesAuditSink: AuditSink {
             )
         }
         return AuditEvent(
-            kind: .recover, decision: "recovered", reasons: reasons, processID: ProcessIdentity.processID,
+            kind: .recover, decision: .recovered, reasons: reasons, processID: ProcessIdentity.processID,
             userID: ProcessIdentity.userID)
     }
 

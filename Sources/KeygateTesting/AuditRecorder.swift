@@ -13,7 +13,7 @@ public import KeygatePolicy
 ///                         device: device, auditor: Auditor(sink: audit))
 /// device.lock()
 /// _ = try? await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
-/// audit.expectLastDecision(.read, service: "api", account: "me", is: "deny",
+/// audit.expectLastDecision(.read, service: "api", account: "me", is: .deny,
 ///                          status: .interactionNotAllowed, because: "classUnavailable")
 /// ```
 public final class AuditRecorder: AuditSink {
@@ -54,7 +54,8 @@ public final class AuditRecorder: AuditSink {
     /// Checks the last decision of `kind` about (service, account): its decision (`allow`,
     /// `deny`, `authenticate`), status, and a reason code it must give.
     public func checkLastDecision(
-        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil, is decision: String,
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
+        is decision: AuditEvent.Verdict,
         status: KeygateStatus? = nil, because reason: String? = nil
     ) -> String? {
         let what = "the last \(kind.rawValue) of (\(service), \(account)\(accessGroup.map { ", \($0)" } ?? ""))"
@@ -82,7 +83,7 @@ public final class AuditRecorder: AuditSink {
     ) -> String? {
         let decrypting: Set<AuditEvent.Kind> = [.read, .update, .export]
         let allowed = records(service: service, account: account, accessGroup: accessGroup).filter {
-            $0.sequence > sequence && decrypting.contains($0.event.kind) && $0.event.decision == "allow"
+            $0.sequence > sequence && decrypting.contains($0.event.kind) && $0.event.decision == .allow
                 && !$0.event.reasons.contains { $0.hasPrefix("attributesOnly:") }
         }
         guard let first = allowed.first else { return nil }
@@ -116,7 +117,8 @@ public final class AuditRecorder: AuditSink {
 extension AuditRecorder {
     /// Reports a failure unless ``checkLastDecision(_:service:account:accessGroup:is:status:because:)`` passes.
     public func expectLastDecision(
-        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil, is decision: String,
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
+        is decision: AuditEvent.Verdict,
         status: KeygateStatus? = nil, because reason: String? = nil, filePath: StaticString = #filePath,
         line: UInt = #line
     ) {

@@ -13,7 +13,7 @@ import Testing
         var lines: [String] = []
         for index in 1...count {
             let event = AuditEvent(
-                kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: "allow",
+                kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: .allow,
                 reasons: reason.isEmpty ? [] : [reason])
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
             heads.append(head)
@@ -76,7 +76,7 @@ extension AuditVerifierTests {
         var lines: [String] = []
         for index in 1...3 {
             let event = AuditEvent(
-                kind: .read, decision: "allow", reasons: index == 2 ? [String(repeating: "y", count: 70_000)] : [])
+                kind: .read, decision: .allow, reasons: index == 2 ? [String(repeating: "y", count: 70_000)] : [])
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
         }
         guard case .broken(2, let reason) = AuditVerifier.verify(lines: lines, head: head) else {

@@ -105,7 +105,7 @@ import Testing
         #expect(repair.record == 1)
         #expect(try world.verify() == .intact(records: 1))
         let record = try AuditTrailFile.records(at: world.trail)[0]
-        #expect(record.event.kind == .recover && record.event.decision == "restarted")
+        #expect(record.event.kind == .recover && record.event.decision == .restarted)
         #expect(record.event.reasons.first?.contains("reached record 3") == true)
         try world.append(1)
         #expect(try world.verify() == .intact(records: 2))

@@ -11,7 +11,7 @@ import Testing
 @Suite struct AuditTrailFileTests {
     static func event(_ index: Int) -> AuditEvent {
         AuditEvent(
-            kind: .read, item: .init(accessGroup: "g", account: "user\(index)", service: "api"), decision: "allow")
+            kind: .read, item: .init(accessGroup: "g", account: "user\(index)", service: "api"), decision: .allow)
     }
 
     static func write(_ count: Int, to path: String, durability: JSONLinesAuditSink.Durability = .eachRecord) throws {

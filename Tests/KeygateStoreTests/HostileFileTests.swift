@@ -13,7 +13,7 @@ import Testing
     static let otherUser: uid_t = 65534
 
     static func event() -> AuditEvent {
-        AuditEvent(kind: .read, item: .init(accessGroup: "g", account: "me", service: "api"), decision: "allow")
+        AuditEvent(kind: .read, item: .init(accessGroup: "g", account: "me", service: "api"), decision: .allow)
     }
 
     /// The error `body` throws, or nil when it succeeds.

@@ -35,7 +35,7 @@ import Testing
     device.lock()
     await #expect(throws: KeygateError.self) { try await vault.read(account: "me") }
     audit.expectLastDecision(
-        .read, service: "api", account: "me", is: "deny", status: .interactionNotAllowed,
+        .read, service: "api", account: "me", is: .deny, status: .interactionNotAllowed,
         because: "classUnavailable")
     auth.expectPrompts(.passcode, count: 0)
 }

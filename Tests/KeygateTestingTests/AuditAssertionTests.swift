@@ -11,12 +11,12 @@ import Testing
         let item = ItemIdentity(accessGroup: "app", account: "me", service: "api")
         try recorder.append(
             AuditEvent(
-                kind: .read, item: item, decision: "allow",
+                kind: .read, item: item, decision: .allow,
                 reasons: ["noConstraint: the access control has no constraint"]),
             at: Timestamp(seconds: 1))
         try recorder.append(
             AuditEvent(
-                kind: .read, item: item, decision: "deny", status: .interactionNotAllowed,
+                kind: .read, item: item, decision: .deny, status: .interactionNotAllowed,
                 reasons: ["classUnavailable: class ak needs an unlocked device; the device is locked"]),
             at: Timestamp(seconds: 2))
         return recorder
@@ -26,7 +26,7 @@ import Testing
         let recorder = try Self.recorder()
         #expect(
             recorder.checkLastDecision(
-                .read, service: "api", account: "me", is: "deny", status: .interactionNotAllowed,
+                .read, service: "api", account: "me", is: .deny, status: .interactionNotAllowed,
                 because: "classUnavailable")
                 == nil)
     }
@@ -34,17 +34,17 @@ import Testing
     @Test func lastDecisionMismatchSaysWhatItWas() throws {
         let recorder = try Self.recorder()
         #expect(
-            recorder.checkLastDecision(.read, service: "api", account: "me", is: "allow")
+            recorder.checkLastDecision(.read, service: "api", account: "me", is: .allow)
                 == "expected the last read of (api, me) to be allow; it was deny errSecInteractionNotAllowed -25308 (record 2, reasons: [\"classUnavailable: class ak needs an unlocked device; the device is locked\"])"
         )
         #expect(
-            recorder.checkLastDecision(.read, service: "api", account: "me", is: "deny", because: "enrollmentChanged")?
+            recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny, because: "enrollmentChanged")?
                 .hasPrefix("expected the last read of (api, me) to be deny because enrollmentChanged; it was deny")
                 == true)
         #expect(
-            recorder.checkLastDecision(.read, service: "api", account: "me", is: "deny", status: .itemNotFound) != nil)
+            recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny, status: .itemNotFound) != nil)
         #expect(
-            recorder.checkLastDecision(.delete, service: "api", account: "me", is: "allow")
+            recorder.checkLastDecision(.delete, service: "api", account: "me", is: .allow)
                 == "expected the last delete of (api, me) to be allow; no such delete was audited (the trail has 2 records: read)"
         )
     }

@@ -11,7 +11,7 @@ import Testing
         var lines: [String] = []
         for index in 1...count {
             let event = AuditEvent(
-                kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: "allow")
+                kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: .allow)
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
         }
         return (lines, head)
@@ -80,11 +80,11 @@ import Testing
         let recorder = AuditRecorder()
         let auditor = Auditor(sink: recorder, redactionKey: Array("k".utf8))
         try auditor.record(
-            AuditEvent(kind: .read, item: .init(accessGroup: "g", account: "alice", service: "s"), decision: "allow"))
+            AuditEvent(kind: .read, item: .init(accessGroup: "g", account: "alice", service: "s"), decision: .allow))
         try Auditor(sink: recorder, redactionKey: Array("other".utf8))
             .record(
                 AuditEvent(
-                    kind: .read, item: .init(accessGroup: "g", account: "alice", service: "s"), decision: "allow"))
+                    kind: .read, item: .init(accessGroup: "g", account: "alice", service: "s"), decision: .allow))
         let accounts = recorder.records.compactMap { $0.event.item?.account }
         #expect(accounts.allSatisfy { $0.hasPrefix("hmac-sha256:") && !$0.contains("alice") })
         #expect(accounts[0] != accounts[1], "the HMAC is keyed")

@@ -25,13 +25,13 @@ import Testing
         device.lock()
         await #expect(throws: KeygateError.self) { try await vault.refreshToken() }
         audit.expectLastDecision(
-            .read, service: TokenVault.service, account: "refresh", is: "deny", status: .interactionNotAllowed,
+            .read, service: TokenVault.service, account: "refresh", is: .deny, status: .interactionNotAllowed,
             because: "classUnavailable")
         authenticator.expectPrompts(.biometry, count: 0)
         device.unlock()
         #expect(try await vault.refreshToken() == "r-1")
         authenticator.expectPrompts(.biometry, count: 1)
-        audit.expectLastDecision(.read, service: TokenVault.service, account: "refresh", is: "allow")
+        audit.expectLastDecision(.read, service: TokenVault.service, account: "refresh", is: .allow)
     }
 
     @Test func anEnrollmentChangeRemovesThePaymentTokenButNotTheRefreshToken() async throws {
@@ -75,7 +75,7 @@ import Testing
         #expect(try await vault.refreshToken() == nil)
         #expect(try await vault.paymentToken() == nil)
         try await vault.logout()
-        audit.expectLastDecision(.delete, service: TokenVault.service, account: "payment", is: "allow")
+        audit.expectLastDecision(.delete, service: TokenVault.service, account: "payment", is: .allow)
     }
 
     @Test func theTrailMatchesItsGoldenFile() async throws {

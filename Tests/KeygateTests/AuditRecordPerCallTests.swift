@@ -18,13 +18,13 @@ import Testing
         #expect(audit.records.count == 1, "one record for the call: \(audit.records.map(\.line))")
         let record = try #require(audit.records.first)
         #expect(record.event.decisions.map { $0.item?.account ?? "" }.sorted() == ["a", "b", "c"])
-        #expect(record.event.decisions.allSatisfy { $0.kind == .read && $0.decision == "allow" })
+        #expect(record.event.decisions.allSatisfy { $0.kind == .read && $0.decision == .allow })
         // The line parses back into the same events.
         let parsed = try AuditRecord(line: record.line, file: "trail", lineNumber: 1)
         #expect(parsed.event.decisions.map(\.item) == record.event.decisions.map(\.item))
         #expect(parsed.hash == record.hash)
         // Each item is still found on its own.
-        audit.expectLastDecision(.read, service: "api", account: "b", is: "allow")
+        audit.expectLastDecision(.read, service: "api", account: "b", is: .allow)
     }
 
     @Test(arguments: Backend.allCases)

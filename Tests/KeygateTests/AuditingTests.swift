@@ -58,7 +58,7 @@ import Testing
         #expect(kinds.contains(.lockout), "the fifth failure locked the passcode out")
         #expect(audit.records.allSatisfy { $0.event.processID == 42 && $0.event.userID == 1000 })
         #expect(!audit.records.map(\.line).joined().contains(secret))
-        audit.expectLastDecision(.read, service: "api", account: "me", is: "authenticate")
+        audit.expectLastDecision(.read, service: "api", account: "me", is: .authenticate)
     }
 
     @Test func tamperIsAudited() async throws {

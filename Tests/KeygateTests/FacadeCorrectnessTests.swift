@@ -22,7 +22,7 @@ import Testing
         fixture.device.removePasscode()
         try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
         #expect(try fixture.rows() == 0)
-        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: "allow", because: "invalidated")
+        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: .allow, because: "invalidated")
         // A second delete finds nothing, as Apple's does.
         await #expect(throws: KeygateError(.itemNotFound, "")) {
             try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
@@ -72,25 +72,25 @@ import Testing
         var read = ItemQuery(service: "api", account: "me", accessGroup: other, returnData: true)
         await #expect(throws: KeygateError(.missingEntitlement, "")) { _ = try await keychain.copyMatching(read) }
         audit.expectLastDecision(
-            .read, service: "api", account: "me", accessGroup: other, is: "deny", status: .missingEntitlement,
+            .read, service: "api", account: "me", accessGroup: other, is: .deny, status: .missingEntitlement,
             because: "refused")
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             try await keychain.add(AddRequest(service: "api", account: "me", accessGroup: other, data: SecretData("v")))
         }
-        audit.expectLastDecision(.add, service: "api", account: "me", accessGroup: other, is: "deny")
+        audit.expectLastDecision(.add, service: "api", account: "me", accessGroup: other, is: .deny)
         read.returnData = false
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             try await keychain.update(read, changes: ItemChanges(data: SecretData("x")))
         }
-        audit.expectLastDecision(.update, service: "api", account: "me", accessGroup: other, is: "deny")
+        audit.expectLastDecision(.update, service: "api", account: "me", accessGroup: other, is: .deny)
         await #expect(throws: KeygateError(.missingEntitlement, "")) { try await keychain.delete(read) }
-        audit.expectLastDecision(.delete, service: "api", account: "me", accessGroup: other, is: "deny")
+        audit.expectLastDecision(.delete, service: "api", account: "me", accessGroup: other, is: .deny)
         // Moving an item into another group is refused and audited too.
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             try await keychain.update(
                 ItemQuery(service: "api", account: "me"), changes: ItemChanges(accessGroup: other))
         }
-        audit.expectLastDecision(.update, service: "api", account: "me", is: "deny", status: .missingEntitlement)
+        audit.expectLastDecision(.update, service: "api", account: "me", is: .deny, status: .missingEntitlement)
         // A caller with no groups at all.
         let nobody = Keychain(
             store: fixture.store, accessGroups: [], authenticator: fixture.authenticator, clock: fixture.clock,
@@ -98,7 +98,7 @@ import Testing
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             _ = try await nobody.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
         }
-        audit.expectLastDecision(.read, service: "api", account: "me", is: "deny", status: .missingEntitlement)
+        audit.expectLastDecision(.read, service: "api", account: "me", is: .deny, status: .missingEntitlement)
     }
 
     @Test func aRefusalWhoseRecordCannotBeWrittenFailsWithTheAuditError() async throws {
@@ -226,7 +226,7 @@ import Testing
                 ItemQuery(service: "api", account: "me"), changes: ItemChanges(data: SecretData("new")))
         }
         #expect(fixture.authenticator.prompts.isEmpty, "nothing was decided on the edited control")
-        #expect(audit.records(.update, service: "api", account: "me").allSatisfy { $0.event.decision == "deny" })
+        #expect(audit.records(.update, service: "api", account: "me").allSatisfy { $0.event.decision == .deny })
         #expect(audit.records.contains { $0.event.kind == .tamper })
         // Nothing was written: the row still fails to open, so it still cannot be read.
         await #expect(throws: KeygateError(.decode, "")) {
@@ -291,10 +291,10 @@ private struct FailingAuditSink: AuditSink {
 /// An auditor made without an identity records this process's, never pid 0 uid 0.
 @Test func anAuditorRecordsThisProcessByDefault() throws {
     let recorder = AuditRecorder()
-    try Auditor(sink: recorder).record(AuditEvent(kind: .read, decision: "allow"))
+    try Auditor(sink: recorder).record(AuditEvent(kind: .read, decision: .allow))
     let event = try #require(recorder.records.first?.event)
     #expect(event.processID == getpid() && event.userID == geteuid() && event.executable == nil)
-    try Auditor(sink: recorder, executable: "/usr/bin/app").record(AuditEvent(kind: .read, decision: "allow"))
+    try Auditor(sink: recorder, executable: "/usr/bin/app").record(AuditEvent(kind: .read, decision: .allow))
     let line = try #require(recorder.records.last?.line)
     #expect(line.contains("\"exe\": \"/usr/bin/app\""))
     let parsed = try AuditRecord(line: line, file: "trail", lineNumber: 2)

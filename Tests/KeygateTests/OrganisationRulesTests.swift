@@ -64,11 +64,11 @@ import Testing
         #expect(error?.message.contains("'bank-tokens'") == true)
         #expect(error?.message.contains("requires at least \"biometryCurrentSet devicePasscode or\"") == true)
         let last = try #require(world.audit.records.last?.event)
-        #expect(last.kind == .add && last.decision == "deny" && last.ruleIDs == ["bank-tokens"])
+        #expect(last.kind == .add && last.decision == .deny && last.ruleIDs == ["bank-tokens"])
         // A strong enough item is added; the rule is named in its record too.
         try await world.add("com.example.bank.token", group: "bank", flags: .devicePasscode)
         #expect(world.audit.records.last?.event.ruleIDs == ["bank-tokens"])
-        #expect(world.audit.records.last?.event.decision == "allow")
+        #expect(world.audit.records.last?.event.decision == .allow)
         // Another service: no rule, the item's own access control alone.
         try await world.add("com.example.mail", group: "bank", flags: .biometryAny)
         #expect(world.audit.records.last?.event.ruleIDs == [])
@@ -89,7 +89,7 @@ import Testing
         _ = try await world.keychain.copyMatching(query, context: context)
         #expect(world.authenticator.prompts.count == 2, "a 60 s old proof does not count, whatever the 300 s window")
         #expect(
-            world.audit.records.contains { $0.event.ruleIDs == ["bank-tokens"] && $0.event.decision == "authenticate" })
+            world.audit.records.contains { $0.event.ruleIDs == ["bank-tokens"] && $0.event.decision == .authenticate })
         // The other item, without the rule, still reuses the 300 s window.
         world.clock.advance(seconds: 100)
         _ = try await world.keychain.copyMatching(
@@ -137,7 +137,7 @@ import Testing
         #expect(error?.status == .missingEntitlement)
         // The entitlement decision names the grant; the refused request is audited after it.
         let entitlement = try #require(world.audit.records.last { $0.event.kind == .entitlement }?.event)
-        #expect(entitlement.decision == "deny")
+        #expect(entitlement.decision == .deny)
         #expect(entitlement.ruleIDs == ["grant:com.example.app@bank.policy:9"])
         let refused = try #require(world.audit.records.last?.event)
         #expect(refused.kind == .add && refused.status == .missingEntitlement)

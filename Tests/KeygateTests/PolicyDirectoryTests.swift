@@ -61,7 +61,7 @@ import Testing
         #expect(throws: KeygateError.self) { try store.reload(from: [directory], auditor: Auditor(sink: audit)) }
         #expect(store.policies.document.rules.map(\.name) == ["one"], "never a half-loaded set")
         #expect(audit.records.map(\.event.kind) == [.policyReload, .policyReload])
-        #expect(audit.records.map(\.event.decision) == ["allow", "deny"])
+        #expect(audit.records.map(\.event.decision) == [.allow, .deny])
         #expect(
             audit.records[1].event.reasons[0].contains(
                 "b.policy:2:38: expected a duration such as 30s or 2m, found '1h'"))

@@ -1,0 +1,40 @@
+import KeygateAudit
+import KeygatePolicy
+import Testing
+
+/// Issue 13 point 1: an event's verdict and items are typed values, rendered once into the
+/// record's line and parsed back into the same values.
+@Suite struct AuditEventTests {
+    static func record(_ event: AuditEvent) -> AuditRecord {
+        var head = AuditHead(genesis: String(repeating: "ab", count: 32))
+        return head.seal(event, at: Timestamp(seconds: 7))
+    }
+
+    @Test(arguments: AuditEvent.Verdict.allCases)
+    func aRecordParsesBackIntoTheSameEvent(_ verdict: AuditEvent.Verdict) throws {
+        var event = AuditEvent(
+            kind: .read, item: ItemIdentity(accessGroup: "g", account: "me", service: "api", synchronizable: true),
+            accessControl: "ak", decision: verdict, status: verdict == .deny ? .interactionNotAllowed : nil,
+            reasons: ["classUnavailable: locked"], processID: 9, userID: 1000)
+        event.more = [
+            AuditEvent(
+                kind: .read, item: ItemIdentity(accessGroup: "g", account: "you", service: "api"), decision: .deny)
+        ]
+        let record = Self.record(event)
+        let parsed = try AuditRecord(line: record.line, file: "trail", lineNumber: 1)
+        #expect(parsed.event == record.event)
+        #expect(parsed == record)
+    }
+
+    @Test func anUnknownVerdictIsRefusedNamingTheField() {
+        let line = Self.record(AuditEvent(kind: .read, decision: .allow)).line
+            .replacing("\"decision\": \"allow\"", with: "\"decision\": \"maybe\"")
+        #expect(throws: InputFileError.self) { try AuditRecord(line: line, file: "trail", lineNumber: 3) }
+        do throws(InputFileError) {
+            _ = try AuditRecord(line: line, file: "trail", lineNumber: 3)
+        } catch {
+            #expect(error.line == 3)
+            #expect(error.field.contains("decision"))
+        }
+    }
+}
