@@ -155,7 +155,7 @@ public struct AuditRecord: Hashable, Sendable {
     }
 
     /// Parses one line of a trail.
-    /// - Throws: ``InputFileError`` naming the line and field.
+    /// - Throws: ``KeygatePolicy/InputFileError`` naming the line and field.
     public init(line text: String, file: String, lineNumber: Int) throws(InputFileError) {
         try self.init(line: Array(text.utf8), file: file, lineNumber: lineNumber)
     }

@@ -4,7 +4,7 @@ import Synchronization
 /// Where audit records go: an in-memory list, a JSON Lines file, standard error.
 ///
 /// Duties: seal each event into the trail's hash chain (``AuditHead/seal(_:at:)``) and store
-/// it before returning; throw a ``KeygateError`` when it cannot be stored as durably as
+/// it before returning; throw a ``KeygatePolicy/KeygateError`` when it cannot be stored as durably as
 /// configured (the ``Auditor`` then denies the decision when auditing is required); never
 /// drop, reorder or rewrite records; never hold a secret.
 public protocol AuditSink: Sendable {

@@ -33,7 +33,7 @@ public final class AuditRecorder: AuditSink {
 
     /// The records about one item, optionally of one kind, in order; `accessGroup` nil matches
     /// the item in any group. A record that names several items (one call's decisions) is
-    /// given as the decision about this one (``AuditRecord/init(_:decision:)``).
+    /// given as the decision about this one (``KeygateAudit/AuditRecord/init(_:decision:)``).
     public func records(
         _ kind: AuditEvent.Kind? = nil, service: String, account: String, accessGroup: String? = nil
     ) -> [AuditRecord] {
