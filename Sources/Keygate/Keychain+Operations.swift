@@ -266,6 +266,7 @@ extension Keychain {
         guard !replacements.isEmpty else {
             throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))")
         }
+        try auditor.commit()  // the decisions' record first: nothing changes without it
         do {
             try store.replace(replacements)
         } catch {
@@ -311,7 +312,9 @@ extension Keychain {
                 interaction: interaction, prompt: prompt)
             try await review(.delete, record.fields, context: context, interaction: interaction, prompt: prompt)
         }
-        if !found.alive.isEmpty { try store.delete(found.alive.map(\.id)) }
+        guard !found.alive.isEmpty else { return }
+        try auditor.commit()  // the decisions' record first: nothing is deleted without it
+        try store.delete(found.alive.map(\.id))
     }
 
     // MARK: - Helpers
@@ -377,7 +380,10 @@ extension Keychain {
                     decision: .allow, reasons: reasons))
             gone.append(record.id)
         }
-        if !gone.isEmpty { try store.delete(gone) }
+        if !gone.isEmpty {
+            try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
+            try store.delete(gone)
+        }
         found.removed = gone.count
         return found
     }

@@ -91,6 +91,15 @@ public struct Auditor: Sendable {
         return try result.get()
     }
 
+    /// Writes the decisions collected so far in this call (``collecting(_:)``): before the
+    /// caller acts on them (removes, replaces or inserts items), so nothing changes without a
+    /// record of it. Outside a collecting call there is nothing to write.
+    /// - Throws: `errSecIO` naming the problem when a record cannot be written and auditing is required.
+    public func commit() throws(KeygateError) {
+        guard let call = AuditCall.current, call.owner == identity else { return }
+        try flush(call)
+    }
+
     /// The kinds ``collecting(_:)`` gathers into one record.
     private static let collected: Set<AuditEvent.Kind> = [.add, .read, .update, .delete]
 

@@ -53,3 +53,31 @@ extension AuditRecordPerCallTests {
         #expect(audit.records.map(\.event.decisions.count).reduce(0, +) == 300)
     }
 }
+
+/// A sink that cannot write anything (a full disk).
+private struct FailingSink: AuditSink {
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        throw KeygateError(.io, "the disk is full")
+    }
+}
+
+extension AuditRecordPerCallTests {
+    /// The decisions a call collects are written before the store changes: when their record
+    /// cannot be written, nothing is deleted or replaced (fail closed).
+    @Test(arguments: Backend.allCases)
+    func nothingChangesWhenTheCallsRecordCannotBeWritten(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        for account in ["a", "b"] { try await KeychainTests.add(fixture, account: account, value: "old") }
+        let audited = Keychain(
+            store: fixture.store, accessGroups: ["group.app"], authenticator: fixture.authenticator,
+            device: fixture.device, clock: fixture.clock, auditor: Auditor(sink: FailingSink(), isRequired: true))
+        #expect(await KeychainTests.status { try await audited.delete(ItemQuery(service: "api")) } == .io)
+        #expect(
+            await KeychainTests.status {
+                try await audited.update(ItemQuery(service: "api"), changes: ItemChanges(data: SecretData("new")))
+            } == .io)
+        let left = try await fixture.keychain.copyMatching(
+            ItemQuery(service: "api", matchLimit: .all, returnData: true))
+        #expect(left.map { text($0.data) } == ["old", "old"])
+    }
+}
