@@ -150,20 +150,32 @@ public struct AuditChainCheck: Sendable {
                     + "\(AuditRecord.maximumLineLength) a trail line may hold")
             return false
         }
-        let record: AuditRecord
-        do {
-            record = try AuditRecord(line: line, file: file, lineNumber: records + 1)
-        } catch {
-            broken = .broken(sequence: expectedSequence, reason: "line \(records + 1) is not an audit record: \(error)")
-            return false
+        // The chain is checked over each line's exact bytes. A line in the writer's own shape
+        // gives its sequence number and `prev` from its ends, unparsed (any change to it breaks
+        // the chain at the next record or the head); any other line is parsed as a record.
+        let sequence: UInt64
+        let previous: ArraySlice<UInt8>
+        if let link = AuditRecord.chainLink(line) {
+            (sequence, previous) = link
+        } else {
+            let record: AuditRecord
+            do {
+                record = try AuditRecord(line: line, file: file, lineNumber: records + 1)
+            } catch {
+                broken = .broken(
+                    sequence: expectedSequence, reason: "line \(records + 1) is not an audit record: \(error)")
+                return false
+            }
+            sequence = record.sequence
+            previous = ArraySlice(record.previousHash.utf8)
         }
-        guard record.sequence == expectedSequence else {
+        guard sequence == expectedSequence else {
             broken = .broken(
                 sequence: expectedSequence,
-                reason: "expected record \(expectedSequence), found \(record.sequence) (deleted or reordered)")
+                reason: "expected record \(expectedSequence), found \(sequence) (deleted or reordered)")
             return false
         }
-        if let expected = lastHash, record.previousHash != expected {
+        if let expected = lastHash, !previous.elementsEqual(expected.utf8) {
             broken =
                 expectedSequence == 1
                 ? .broken(sequence: 1, reason: "the first record does not start from the trail's genesis")
@@ -173,10 +185,11 @@ public struct AuditChainCheck: Sendable {
                         "record \(expectedSequence - 1) was changed (record \(expectedSequence) no longer matches it)")
             return false
         }
+        let hash = AuditCrypto.sha256Hex(line)
         records += 1
-        lastHash = record.hash
-        if record.sequence == head?.sequence { hashAtHead = record.hash }
-        if record.sequence == anchor?.sequence { hashAtAnchor = record.hash }
+        lastHash = hash
+        if sequence == head?.sequence { hashAtHead = hash }
+        if sequence == anchor?.sequence { hashAtAnchor = hash }
         return true
     }
 

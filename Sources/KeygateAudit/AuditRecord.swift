@@ -41,6 +41,34 @@ public struct AuditRecord: Hashable, Sendable {
         hash = record.hash
     }
 
+    /// The sequence number and `prev` of a line in the exact shape this type renders
+    /// (`{"seq": N, "time": …, "prev": "<64 hex digits>"}`), read from its two ends without
+    /// parsing the rest; nil for any other line.
+    static func chainLink(_ line: [UInt8]) -> (sequence: UInt64, previous: ArraySlice<UInt8>)? {
+        let head = Array(#"{"seq": "#.utf8)
+        let tail = Array(#", "prev": ""#.utf8)
+        let hashLength = 64
+        guard line.count > head.count + tail.count + hashLength + 2, line.starts(with: head),
+            line[line.count - 2] == UInt8(ascii: "\""), line[line.count - 1] == UInt8(ascii: "}")
+        else { return nil }
+        let hashStart = line.count - 2 - hashLength
+        guard line[(hashStart - tail.count)..<hashStart].elementsEqual(tail) else { return nil }
+        let previous = line[hashStart..<(line.count - 2)]
+        guard previous.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        var sequence: UInt64 = 0
+        var index = head.count
+        while index < line.count, (48...57).contains(line[index]) {
+            let (times, overflow) = sequence.multipliedReportingOverflow(by: 10)
+            guard !overflow, index - head.count < 20 else { return nil }
+            sequence = times + UInt64(line[index] - 48)
+            index += 1
+        }
+        guard index > head.count, sequence >= 1, line[head.count] != 48,
+            line[index...].starts(with: Array(#", "time": "#.utf8))
+        else { return nil }
+        return (sequence, previous)
+    }
+
     /// The longest line a trail may hold, in bytes (64 KiB): longer lines are refused by the
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
