@@ -26,8 +26,10 @@ public struct AuditRecord: Hashable, Sendable {
         self.time = time
         self.previousHash = previousHash
         self.event = event
-        line = Self.json(sequence: sequence, time: time, previousHash: previousHash, event: event).rendered
-        hash = AuditCrypto.sha256Hex(line.utf8)
+        var writer = AuditLineWriter()
+        writer.record(sequence: sequence, time: time, previousHash: previousHash, event: event)
+        line = String(decoding: writer.bytes, as: UTF8.self)
+        hash = AuditCrypto.sha256Hex(writer.bytes)
     }
 
     /// `record` seen as holding one of its decisions, `event` (one of its
@@ -73,65 +75,7 @@ public struct AuditRecord: Hashable, Sendable {
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
 
-    private static func json(
-        sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent
-    ) -> JSONValue {
-        var members = [
-            JSONMember("seq", .number(String(sequence))),
-            JSONMember("time", .number(String(time.nanoseconds))),
-            JSONMember("op", .string(event.kind.rawValue)),
-        ]
-        members += decisionMembers(event)
-        if !event.more.isEmpty {
-            members.append(JSONMember("more", .array(event.more.map { JSONNode(.object(decisionMembers($0))) })))
-        }
-        members += [
-            JSONMember("pamService", event.pamService.map { .string($0) } ?? .null),
-            JSONMember("pid", .number(String(event.processID))),
-            JSONMember("uid", .number(String(event.userID))),
-        ]
-        if let executable = event.executable { members.append(JSONMember("exe", .string(executable))) }
-        members += [
-            JSONMember("prev", .string(previousHash))
-        ]
-        return .object(members)
-    }
-
-    /// What one item's decision renders as: the item, its access control, the rules that
-    /// matched, the decision, its status, reasons and the proofs present.
-    private static func decisionMembers(_ event: AuditEvent) -> [JSONMember] {
-        var members: [JSONMember] = []
-        if let item = event.item {
-            members.append(
-                JSONMember(
-                    "item",
-                    .object(
-                        [
-                            JSONMember("service", .string(item.service)), JSONMember("account", .string(item.account)),
-                            JSONMember("accessGroup", .string(item.accessGroup)),
-                        ] + (item.synchronizable ? [JSONMember("synchronizable", .bool(true))] : []))))
-        }
-        return members + [
-            JSONMember("accessControl", event.accessControl.map { .string($0) } ?? .null),
-            JSONMember("rules", .array(event.ruleIDs.map { JSONNode(.string($0)) })),
-            JSONMember("decision", .string(event.decision.rawValue)),
-            JSONMember("status", event.status.map { .number(String($0.rawValue)) } ?? .null),
-            JSONMember("statusName", event.status?.name.map { .string($0) } ?? .null),
-            JSONMember("reasons", .array(event.reasons.map { JSONNode(.string($0)) })),
-            JSONMember(
-                "factors",
-                .array(
-                    event.factors.map {
-                        JSONNode(
-                            .object([
-                                JSONMember("factor", .string($0.factor.rawValue)),
-                                JSONMember("secondsAgo", .number(String($0.secondsAgo))),
-                            ]))
-                    })),
-        ]
-    }
-
-    /// Parses what ``decisionMembers(_:)`` renders, into an event of `kind` (the rest of the
+    /// Parses what ``AuditLineWriter/decision(_:)`` renders, into an event of `kind` (the rest of the
     /// event from the record's own fields).
     private static func decision(
         _ fields: [String: JSONField], kind: AuditEvent.Kind, in root: JSONField

@@ -1,0 +1,126 @@
+import KeygatePolicy
+
+/// Renders a record's JSON line straight into bytes, once: the one place an audit event
+/// becomes text. Keys in a fixed order, `", "` and `": "` between members, strings escaped as
+/// RFC 8259 asks (quote, backslash, control characters), everything else verbatim UTF-8.
+struct AuditLineWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(512) }
+
+    /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
+    /// "uid": …, ["exe": …,] "prev": …}`.
+    mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
+        raw("{\"seq\": ")
+        number(sequence)
+        raw(", \"time\": ")
+        number(time.nanoseconds)
+        raw(", \"op\": ")
+        string(event.kind.rawValue)
+        raw(", ")
+        decision(event)
+        if !event.more.isEmpty {
+            raw(", \"more\": [")
+            for (index, entry) in event.more.enumerated() {
+                if index > 0 { raw(", ") }
+                raw("{")
+                decision(entry)
+                raw("}")
+            }
+            raw("]")
+        }
+        raw(", \"pamService\": ")
+        optional(event.pamService)
+        raw(", \"pid\": ")
+        number(event.processID)
+        raw(", \"uid\": ")
+        number(event.userID)
+        if let executable = event.executable {
+            raw(", \"exe\": ")
+            string(executable)
+        }
+        raw(", \"prev\": ")
+        string(previousHash)
+        raw("}")
+    }
+
+    /// One item's decision: `["item": {…},] "accessControl": …, "rules": […], "decision": …,
+    /// "status": …, "statusName": …, "reasons": […], "factors": […]`.
+    mutating func decision(_ event: AuditEvent) {
+        if let item = event.item {
+            raw("\"item\": {\"service\": ")
+            string(item.service)
+            raw(", \"account\": ")
+            string(item.account)
+            raw(", \"accessGroup\": ")
+            string(item.accessGroup)
+            if item.synchronizable { raw(", \"synchronizable\": true") }
+            raw("}, ")
+        }
+        raw("\"accessControl\": ")
+        optional(event.accessControl)
+        raw(", \"rules\": ")
+        strings(event.ruleIDs)
+        raw(", \"decision\": ")
+        string(event.decision.rawValue)
+        raw(", \"status\": ")
+        if let status = event.status { number(status.rawValue) } else { raw("null") }
+        raw(", \"statusName\": ")
+        optional(event.status?.name)
+        raw(", \"reasons\": ")
+        strings(event.reasons)
+        raw(", \"factors\": [")
+        for (index, factor) in event.factors.enumerated() {
+            if index > 0 { raw(", ") }
+            raw("{\"factor\": ")
+            string(factor.factor.rawValue)
+            raw(", \"secondsAgo\": ")
+            number(factor.secondsAgo)
+            raw("}")
+        }
+        raw("]")
+    }
+
+    private mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func number(_ value: some BinaryInteger) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    private mutating func optional(_ text: String?) {
+        if let text { string(text) } else { raw("null") }
+    }
+
+    private mutating func strings(_ texts: [String]) {
+        raw("[")
+        for (index, text) in texts.enumerated() {
+            if index > 0 { raw(", ") }
+            string(text)
+        }
+        raw("]")
+    }
+
+    private mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case UInt8(ascii: "\n"): raw("\\n")
+            case UInt8(ascii: "\r"): raw("\\r")
+            case UInt8(ascii: "\t"): raw("\\t")
+            case 0..<0x20:
+                let digits: StaticString = "0123456789abcdef"
+                raw("\\u00")
+                digits.withUTF8Buffer { digits in
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0xf)])
+                }
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
