@@ -104,7 +104,8 @@ extension Keychain {
         }
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
-        for record in try candidates(filter, context: context).alive where results.count < limit {
+        let found = try candidates(filter, context: context)
+        for (record, sweep) in zip(found.alive, found.decisions) where results.count < limit {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
@@ -128,7 +129,7 @@ extension Keychain {
             let ruleIDs = try refuseEarly(.read, fields)
             switch try await gate(
                 fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
-                prompt: prompt, ruleIDs: ruleIDs)
+                prompt: prompt, ruleIDs: ruleIDs, allowed: found.reusable(sweep, in: context))
             {
             case .skipped, .invalidated:
                 continue
@@ -342,8 +343,21 @@ extension Keychain {
     struct Candidates {
         /// The records to work on.
         var alive: [ItemRecord] = []
+        /// Each record's read decision in the search (nil for a damaged record), in order.
+        var decisions: [Decision?] = []
+        /// The state those decisions were made on (interaction `fail`).
+        var state: AuthenticationState?
         /// How many matching records no longer existed and were removed.
         var removed = 0
+
+        /// `decision` when it can stand for a read's first evaluation now: an allow, made on the
+        /// state the context still holds (no proof, device change or prompt since).
+        func reusable(_ decision: Decision?, in context: AuthenticationContext) -> Decision? {
+            guard let decision, decision.isAllowed else { return nil }
+            var now = context.state
+            now.interaction = .fail
+            return now == state ? decision : nil
+        }
     }
 
     /// The matching records that still exist for this context. Items invalidated by a removed
@@ -354,17 +368,19 @@ extension Keychain {
         var state = context.state
         state.interaction = .fail
         let now = context.clock.now()
-        var found = Candidates()
+        var found = Candidates(state: state)
         var gone: [ItemID] = []
         for record in try store.items(matching: filter) {
             guard record.damage == nil else {
                 found.alive.append(record)
+                found.decisions.append(nil)
                 continue
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard decision.invalidatesItem else {
                 found.alive.append(record)
+                found.decisions.append(decision)
                 continue
             }
             var reasons = decision.reasons.map(\.description)

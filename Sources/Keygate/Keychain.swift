@@ -141,16 +141,23 @@ public final class Keychain: Sendable {
     /// until the decision is allow; throws the denial's status otherwise. Every decision and
     /// every authentication attempt is audited first: when the record cannot be written (and
     /// auditing is required) the call fails instead.
+    ///
+    /// `allowed` is this item's decision from the call's search (``candidates(_:context:)``)
+    /// when that was an allow made on the context's current state: it is used instead of
+    /// evaluating the item again (an allow does not depend on the interaction policy).
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
-        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil, ruleIDs: [String] = []
+        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil, ruleIDs: [String] = [],
+        allowed: Decision? = nil
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
+        var known = allowed.flatMap { $0.isAllowed ? $0 : nil }
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
             let now = context.clock.now()
-            let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
+            let decision = known ?? evaluator.evaluate(control, operation: operation, state: state, now: now)
+            known = nil
             var event = AuditEvent(
                 kind, item: item, accessControl: control, decision: decision,
                 factors: AuditEvent.ProvedFactor.all(in: state, at: now))
