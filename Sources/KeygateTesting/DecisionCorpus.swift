@@ -158,7 +158,7 @@ public enum ObservedOutcome: Sendable {
         let decision = evaluator.evaluate(
             request.control, operation: request.operation, state: context.state, now: context.now)
         return .decision(
-            kind: decision.kind, status: decision.status, requirement: decision.requirement?.description,
+            kind: decision.outcome.name, status: decision.status, requirement: decision.requirement?.description,
             reasonCodes: decision.reasons.map(\.code))
     }
 }

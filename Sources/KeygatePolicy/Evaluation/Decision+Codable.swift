@@ -103,7 +103,7 @@ extension Decision: Codable {
     /// Encodes the decision, its status or requirement, and its reasons.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(kind, forKey: .decision)
+        try c.encode(outcome.name, forKey: .decision)
         try c.encodeIfPresent(status?.rawValue, forKey: .status)
         try c.encodeIfPresent(status?.name, forKey: .statusName)
         try c.encodeIfPresent(requirement, forKey: .requirement)
@@ -133,11 +133,23 @@ extension Decision: Codable {
     /// requirement text and reason texts, in that order.
     package var report: JSONValue {
         .object([
-            JSONMember("decision", .string(kind)),
+            JSONMember("decision", .string(outcome.name)),
             JSONMember("status", status.map { .number(String($0.rawValue)) } ?? .null),
             JSONMember("statusName", status?.name.map { .string($0) } ?? .null),
             JSONMember("requirement", requirement.map { .string($0.description) } ?? .null),
             JSONMember("reasons", .array(reasons.map { JSONNode(.string($0.description)) })),
         ])
+    }
+}
+
+extension Decision.Outcome {
+    /// `allow`, `deny` or `authenticate`: the outcome's name in a decision's JSON form (the
+    /// only place it is text).
+    package var name: String {
+        switch self {
+        case .allow: "allow"
+        case .deny: "deny"
+        case .authenticate: "authenticate"
+        }
     }
 }

@@ -52,14 +52,6 @@ public struct Decision: Hashable, Sendable {
         reasons.filter { $0.code != "classAvailable" }.map(\.explanation).joined(separator: "; ")
     }
 
-    /// `allow`, `deny`, or `authenticate`.
-    public var kind: String {
-        switch outcome {
-        case .allow: "allow"
-        case .deny: "deny"
-        case .authenticate: "authenticate"
-        }
-    }
 }
 
 extension Decision: CustomStringConvertible {
