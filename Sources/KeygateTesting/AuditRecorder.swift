@@ -14,7 +14,7 @@ public import KeygatePolicy
 /// device.lock()
 /// _ = try? await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
 /// audit.expectLastDecision(.read, service: "api", account: "me", is: .deny,
-///                          status: .interactionNotAllowed, because: "classUnavailable")
+///                          status: .interactionNotAllowed, because: .classUnavailable)
 /// ```
 public final class AuditRecorder: AuditSink {
     private let sink = InMemoryAuditSink()
@@ -76,6 +76,18 @@ public final class AuditRecorder: AuditSink {
         return nil
     }
 
+    /// Checks the last decision of `kind` about (service, account), as the form with a reason
+    /// code does, with the evaluator's reason it must give as a typed value
+    /// (`because: .classUnavailable`).
+    public func checkLastDecision(
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
+        is decision: AuditEvent.Verdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code
+    ) -> String? {
+        checkLastDecision(
+            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+            because: reason.rawValue)
+    }
+
     /// Checks that no record after `sequence` allowed the value of (service, account) to be
     /// decrypted: a read, an update or an export.
     public func checkNoAllowedRead(
@@ -115,7 +127,7 @@ public final class AuditRecorder: AuditSink {
 }
 
 extension AuditRecorder {
-    /// Reports a failure unless ``checkLastDecision(_:service:account:accessGroup:is:status:because:)`` passes.
+    /// Reports a failure unless `checkLastDecision` with the same arguments passes.
     public func expectLastDecision(
         _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
         is decision: AuditEvent.Verdict,
@@ -127,6 +139,18 @@ extension AuditRecorder {
                 kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
                 because: reason),
             filePath: filePath, line: line)
+    }
+
+    /// Reports a failure unless the last decision of `kind` about (service, account) is
+    /// `decision`, with `status`, because of the evaluator's reason `reason`.
+    public func expectLastDecision(
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
+        is decision: AuditEvent.Verdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code,
+        filePath: StaticString = #filePath, line: UInt = #line
+    ) {
+        expectLastDecision(
+            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+            because: reason.rawValue, filePath: filePath, line: line)
     }
 
     /// Reports a failure unless ``checkNoAllowedRead(service:account:accessGroup:after:)`` passes.

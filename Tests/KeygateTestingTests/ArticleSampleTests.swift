@@ -36,7 +36,7 @@ import Testing
     await #expect(throws: KeygateError.self) { try await vault.read(account: "me") }
     audit.expectLastDecision(
         .read, service: "api", account: "me", is: .deny, status: .interactionNotAllowed,
-        because: "classUnavailable")
+        because: .classUnavailable)
     auth.expectPrompts(.passcode, count: 0)
 }
 

@@ -27,7 +27,7 @@ import Testing
         #expect(
             recorder.checkLastDecision(
                 .read, service: "api", account: "me", is: .deny, status: .interactionNotAllowed,
-                because: "classUnavailable")
+                because: .classUnavailable)
                 == nil)
     }
 
@@ -38,7 +38,7 @@ import Testing
                 == "expected the last read of (api, me) to be allow; it was deny errSecInteractionNotAllowed -25308 (record 2, reasons: [\"classUnavailable: class ak needs an unlocked device; the device is locked\"])"
         )
         #expect(
-            recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny, because: "enrollmentChanged")?
+            recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny, because: .enrollmentChanged)?
                 .hasPrefix("expected the last read of (api, me) to be deny because enrollmentChanged; it was deny")
                 == true)
         #expect(

@@ -26,7 +26,7 @@ import Testing
         await #expect(throws: KeygateError.self) { try await vault.refreshToken() }
         audit.expectLastDecision(
             .read, service: TokenVault.service, account: "refresh", is: .deny, status: .interactionNotAllowed,
-            because: "classUnavailable")
+            because: .classUnavailable)
         authenticator.expectPrompts(.biometry, count: 0)
         device.unlock()
         #expect(try await vault.refreshToken() == "r-1")

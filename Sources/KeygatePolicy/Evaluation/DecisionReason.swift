@@ -55,32 +55,82 @@ public enum DecisionReason: Hashable, Sendable {
         case passcodeNotSet
     }
 
-    /// A stable identifier of the kind of reason, such as `classUnavailable`.
-    public var code: String {
+    /// The kinds of reason, one per case, each named by its code: what a test asserts
+    /// (`because: .classUnavailable`) without spelling a string.
+    public enum Code: String, Hashable, Sendable, CaseIterable {
+        /// The `noConstraint` reason.
+        case noConstraint
+        /// The `operationNeedsNoAuthentication` reason.
+        case operationNeedsNoAuthentication
+        /// The `classAvailable` reason.
+        case classAvailable
+        /// The `classUnavailable` reason.
+        case classUnavailable
+        /// The `deprecatedClass` reason.
+        case deprecatedClass
+        /// The `privateKeyUsage` reason.
+        case privateKeyUsage
+        /// The `passcodeRemoved` reason.
+        case passcodeRemoved
+        /// The `enrollmentChanged` reason.
+        case enrollmentChanged
+        /// The `notBound` reason.
+        case notBound
+        /// The `boundToEnrollment` reason.
+        case boundToEnrollment
+        /// The `factorProved` reason.
+        case factorProved
+        /// The `factorMissing` reason.
+        case factorMissing
+        /// The `factorStale` reason.
+        case factorStale
+        /// The `proofForOtherEnrollment` reason.
+        case proofForOtherEnrollment
+        /// The `factorUnavailable` reason.
+        case factorUnavailable
+        /// The `thresholdMet` reason.
+        case thresholdMet
+        /// The `thresholdUnreachable` reason.
+        case thresholdUnreachable
+        /// The `interactionNotAllowed` reason.
+        case interactionNotAllowed
+        /// The `skipOutsideRead` reason.
+        case skipOutsideRead
+        /// The `contextInvalidated` reason.
+        case contextInvalidated
+        /// The `internalFailure` reason.
+        case internalFailure
+    }
+
+    /// The kind of this reason.
+    public var kind: Code {
         switch self {
-        case .noConstraint: "noConstraint"
-        case .operationNeedsNoAuthentication: "operationNeedsNoAuthentication"
-        case .classAvailable: "classAvailable"
-        case .classUnavailable: "classUnavailable"
-        case .deprecatedClass: "deprecatedClass"
-        case .privateKeyUsage: "privateKeyUsage"
-        case .passcodeRemoved: "passcodeRemoved"
-        case .enrollmentChanged: "enrollmentChanged"
-        case .notBound: "notBound"
-        case .boundToEnrollment: "boundToEnrollment"
-        case .factorProved: "factorProved"
-        case .factorMissing: "factorMissing"
-        case .factorStale: "factorStale"
-        case .proofForOtherEnrollment: "proofForOtherEnrollment"
-        case .factorUnavailable: "factorUnavailable"
-        case .thresholdMet: "thresholdMet"
-        case .thresholdUnreachable: "thresholdUnreachable"
-        case .interactionNotAllowed: "interactionNotAllowed"
-        case .skipOutsideRead: "skipOutsideRead"
-        case .contextInvalidated: "contextInvalidated"
-        case .internalFailure: "internalFailure"
+        case .noConstraint: .noConstraint
+        case .operationNeedsNoAuthentication: .operationNeedsNoAuthentication
+        case .classAvailable: .classAvailable
+        case .classUnavailable: .classUnavailable
+        case .deprecatedClass: .deprecatedClass
+        case .privateKeyUsage: .privateKeyUsage
+        case .passcodeRemoved: .passcodeRemoved
+        case .enrollmentChanged: .enrollmentChanged
+        case .notBound: .notBound
+        case .boundToEnrollment: .boundToEnrollment
+        case .factorProved: .factorProved
+        case .factorMissing: .factorMissing
+        case .factorStale: .factorStale
+        case .proofForOtherEnrollment: .proofForOtherEnrollment
+        case .factorUnavailable: .factorUnavailable
+        case .thresholdMet: .thresholdMet
+        case .thresholdUnreachable: .thresholdUnreachable
+        case .interactionNotAllowed: .interactionNotAllowed
+        case .skipOutsideRead: .skipOutsideRead
+        case .contextInvalidated: .contextInvalidated
+        case .internalFailure: .internalFailure
         }
     }
+
+    /// A stable identifier of the kind of reason, such as `classUnavailable`.
+    public var code: String { kind.rawValue }
 }
 
 extension DecisionReason: CustomStringConvertible {
