@@ -1,3 +1,4 @@
+import Glibc
 public import KeygatePolicy
 
 /// The primary key of a generic-password item (spec §7.1): access group, account, service
@@ -45,8 +46,18 @@ extension ItemIdentity {
 }
 
 extension String {
-    /// Equal UTF-8 bytes (no Unicode normalisation, unlike `==`).
-    func sameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+    /// Equal UTF-8 bytes (no Unicode normalisation, unlike `==`); compared with one `memcmp`
+    /// when both strings keep contiguous UTF-8, as native strings do.
+    func sameBytes(as other: String) -> Bool {
+        let (left, right) = (utf8, other.utf8)
+        guard left.count == right.count else { return false }
+        let compared = left.withContiguousStorageIfAvailable { mine in
+            right.withContiguousStorageIfAvailable { theirs in
+                mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? left.elementsEqual(right)
+    }
 }
 
 /// Everything about an item except its secret value.

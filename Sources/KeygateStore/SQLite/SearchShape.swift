@@ -1,0 +1,57 @@
+import KeygatePolicy
+
+/// Which optional conditions an ``ItemFilter`` sets, one bit each: the key of its cached
+/// statement. The SQL text is built only when a shape is first seen; binding walks the same
+/// conditions in the same order.
+struct SearchShape {
+    let conditions: UInt8
+
+    private static let service: UInt8 = 1 << 0
+    private static let account: UInt8 = 1 << 1
+    private static let label: UInt8 = 1 << 2
+    private static let generic: UInt8 = 1 << 3
+    private static let synchronizable: UInt8 = 1 << 4
+    private static let protection: UInt8 = 1 << 5
+
+    init(_ filter: ItemFilter) {
+        var bits: UInt8 = 0
+        if filter.service != nil { bits |= Self.service }
+        if filter.account != nil { bits |= Self.account }
+        if filter.label != nil { bits |= Self.label }
+        if filter.generic != nil { bits |= Self.generic }
+        if filter.synchronizable != nil { bits |= Self.synchronizable }
+        if filter.protection != nil { bits |= Self.protection }
+        conditions = bits
+    }
+
+    /// `SELECT … WHERE agrp IN (?, …) AND svce = ? … ORDER BY id` for this shape.
+    func sql(_ filter: ItemFilter) -> String {
+        var clauses = [
+            "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
+        ]
+        for (bit, clause) in [
+            (Self.service, "svce = ?"), (Self.account, "acct = ?"), (Self.label, "labl = ?"),
+            (Self.generic, "gena = ?"), (Self.synchronizable, "sync = ?"), (Self.protection, "pdmn = ?"),
+        ] where conditions & bit != 0 {
+            clauses.append(clause)
+        }
+        return "SELECT \(SQLiteItemStore.columns) FROM items WHERE " + clauses.joined(separator: " AND ")
+            + " ORDER BY id"
+    }
+
+    /// Binds the filter's values in the order of ``sql(_:)``.
+    func bind(_ filter: ItemFilter, to statement: SQLiteStatement) throws(KeygateError) {
+        var index: Int32 = 1
+        func next(_ value: SQLiteStatement.Value) throws(KeygateError) {
+            try statement.bind(value, at: index)
+            index += 1
+        }
+        for group in filter.accessGroups { try next(.text(group)) }
+        if let service = filter.service { try next(.text(service)) }
+        if let account = filter.account { try next(.text(account)) }
+        if let label = filter.label { try next(.text(label)) }
+        if let generic = filter.generic { try next(.blob(generic)) }
+        if let sync = filter.synchronizable { try next(.integer(sync ? 1 : 0)) }
+        if let protection = filter.protection { try next(.text(protection.rawValue)) }
+    }
+}
