@@ -8,6 +8,9 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     let path: String
     private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// The searches of one access group, by their shape's condition bits: found by index, not
+    /// by hashing a key (the read path's statement).
+    private var singleGroupSearches = [SQLiteStatement?](repeating: nil, count: 1 << SearchShape.bitCount)
 
     /// Opens an existing database file (the store creates it first, with its permissions).
     init(path: String, busyTimeoutMilliseconds: Int32) throws(KeygateError) {
@@ -29,6 +32,7 @@ final class SQLiteConnection {
 
     deinit {
         statements.removeAll()
+        singleGroupSearches.removeAll()
         // close_v2 defers the close until the last statement is finalized and cannot fail for a
         // valid handle; a failure would be a bug (a statement leaked past its connection).
         let code = sqlite3_close_v2(handle)
@@ -62,7 +66,9 @@ final class SQLiteConnection {
     /// built and compiled only the first time (the hot paths name their statements by a key,
     /// so no SQL text is built or hashed per call).
     func statement(_ key: StatementKey, _ sql: @autoclosure () -> String) throws(KeygateError) -> SQLiteStatement {
-        if let cached = statements[key] {
+        var slot: Int?
+        if case .search(let conditions, groups: 1) = key { slot = Int(conditions) }
+        if let cached = slot.map({ singleGroupSearches[$0] }) ?? statements[key] {
             cached.reset()
             return cached
         }
@@ -70,7 +76,7 @@ final class SQLiteConnection {
         let code = sqlite3_prepare_v3(handle, sql(), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
         guard code == SQLITE_OK, let prepared else { throw error(code) }
         let statement = SQLiteStatement(handle: prepared, connection: self)
-        statements[key] = statement
+        if let slot { singleGroupSearches[slot] = statement } else { statements[key] = statement }
         return statement
     }
 

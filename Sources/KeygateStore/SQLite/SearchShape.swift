@@ -12,6 +12,8 @@ struct SearchShape {
     private static let generic: UInt8 = 1 << 3
     private static let synchronizable: UInt8 = 1 << 4
     private static let protection: UInt8 = 1 << 5
+    /// How many condition bits there are.
+    static let bitCount = 6
 
     init(_ filter: ItemFilter) {
         var bits: UInt8 = 0
