@@ -8,17 +8,7 @@ import Testing
 /// message. Each test provokes the failure for real and matches the cause.
 @Suite struct ErrorCauseTests {
     /// The error `body` throws, or nil when it succeeds.
-    static func failure(_ body: () throws -> Void) -> KeygateError? {
-        do {
-            try body()
-            return nil
-        } catch let error as KeygateError {
-            return error
-        } catch {
-            Issue.record("not a KeygateError: \(error)")
-            return nil
-        }
-    }
+    static func failure(_ body: () throws -> Void) -> KeygateError? { HostileFileTests.failure(body) }
 
     static func store(
         _ directory: TemporaryDirectory, _ keyProvider: (any KeyProvider)? = nil
