@@ -162,7 +162,7 @@ public final class SQLiteItemStore: ItemStore {
     ///
     /// One cached statement per shape of filter (which conditions it has, how many access
     /// groups), bound in place; each row's access control is parsed once per version of the
-    /// row (``ParsedRowCache``). Linear in the rows returned.
+    /// row. Linear in the rows returned.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
         let shape = SearchShape(filter)
