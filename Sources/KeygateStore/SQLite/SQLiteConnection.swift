@@ -266,6 +266,10 @@ final class SQLiteStatement {
         guard !isNull(column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
-        return Array(UnsafeRawBufferPointer(start: base, count: count))
+        // One memcpy: Array's generic initialiser from a raw buffer copies byte by byte.
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            memcpy(buffer.baseAddress!, base, count)
+            initialized = count
+        }
     }
 }
