@@ -161,11 +161,13 @@ public final class SQLiteItemStore: ItemStore {
     /// The items matching `filter`, in the order they were added.
     ///
     /// One cached statement per shape of filter (which conditions it has, how many access
-    /// groups), bound in place; each row's access control is parsed once per version of the
-    /// row. Linear in the rows returned.
+    /// groups), bound in place; the name columns the filter fixes are taken from it rather than
+    /// read back; each row's access control is parsed once per version of the row. Linear in
+    /// the rows returned.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
         let shape = SearchShape(filter)
+        let known = shape.fixedNames(filter)
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
             let statement = try connection.statement(
                 .search(conditions: shape.conditions, groups: filter.accessGroups.count), shape.sql(filter))
@@ -173,37 +175,53 @@ public final class SQLiteItemStore: ItemStore {
             try shape.bind(filter, to: statement)
             return try rows.withLock { (cache: inout ParsedRowCache) throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
-                while try statement.step() { records.append(try Self.record(from: statement, cache: &cache)) }
+                while try statement.step() {
+                    records.append(try Self.record(from: statement, known: known, cache: &cache))
+                }
                 return records
             }
         }
     }
 
-    /// The record in the current row of `row` (a select of ``columns``).
-    static func record(from row: SQLiteStatement, cache: inout ParsedRowCache) throws(KeygateError) -> ItemRecord {
-        let id = row.integer(0)
-        guard let group = row.text(1), let account = row.text(2), let service = row.text(3) else {
+    /// The record in the current row of `row`: a select of ``columns`` without the name columns
+    /// `known` gives (the query fixed them, so their bytes are the filter's).
+    static func record(
+        from row: SQLiteStatement, known: FixedNames = FixedNames(), cache: inout ParsedRowCache
+    ) throws(KeygateError) -> ItemRecord {
+        var column: Int32 = 0
+        func next() -> Int32 {
+            defer { column += 1 }
+            return column
+        }
+        let id = row.integer(next())
+        guard let group = known.group ?? row.text(next()), let account = known.account ?? row.text(next()),
+            let service = known.service ?? row.text(next())
+        else {
             throw KeygateError(
                 .decode, "item #\(id) is damaged: its identity columns are missing", condition: .damagedItem)
         }
         let identity = ItemIdentity(
-            accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0)
+            accessGroup: group, account: account, service: service, synchronizable: row.integer(next()) != 0)
+        let label = row.text(next())
+        let generic = row.blob(next())
+        let protection = row.text(next())
         var damage: String?
         var control = AccessControl(unsatisfiableWith: .whenUnlocked)
-        if let parsed = cache.accessControl(id: id, row: row, column: 8) {
+        if let parsed = cache.accessControl(id: id, row: row, column: next()) {
             control = parsed
-            if row.text(7) != parsed.protection.rawValue {
+            if protection != parsed.protection.rawValue {
                 damage = "its protection class column disagrees with its access control"
             }
         } else {
             damage = "its access control is missing or does not parse"
         }
         let fields = ItemFields(
-            identity: identity, label: row.text(5), generic: row.blob(6), accessControl: control,
-            created: Timestamp(nanoseconds: row.integer(9)), modified: Timestamp(nanoseconds: row.integer(10)))
+            identity: identity, label: label, generic: generic, accessControl: control,
+            created: Timestamp(nanoseconds: row.integer(next())), modified: Timestamp(nanoseconds: row.integer(next())))
+        let nonce = row.blob(next()) ?? []
+        let ciphertext = row.blob(next()) ?? []
         return ItemRecord(
-            id: ItemID(id), fields: fields,
-            sealed: .encrypted(nonce: row.blob(11) ?? [], ciphertext: row.blob(12) ?? []),
+            id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext),
             damage: damage.map { "item #\(id) is damaged or was tampered with: \($0)" })
     }
 

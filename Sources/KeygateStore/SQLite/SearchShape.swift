@@ -26,8 +26,23 @@ struct SearchShape {
         conditions = bits
     }
 
-    /// `SELECT … WHERE agrp IN (?, …) AND svce = ? … ORDER BY id` for this shape.
+    /// The names this shape fixes to one value: the access group when there is one, the service
+    /// and account when given. The query selects them only where they are not fixed.
+    func fixedNames(_ filter: ItemFilter) -> FixedNames {
+        FixedNames(
+            group: filter.accessGroups.count == 1 ? filter.accessGroups[0] : nil,
+            account: conditions & Self.account != 0 ? filter.account : nil,
+            service: conditions & Self.service != 0 ? filter.service : nil)
+    }
+
+    /// `SELECT … WHERE agrp IN (?, …) AND svce = ? … ORDER BY id` for this shape, selecting
+    /// ``SQLiteItemStore/columns`` without the names it fixes.
     func sql(_ filter: ItemFilter) -> String {
+        let fixed = fixedNames(filter)
+        let selected = [
+            "id", fixed.group == nil ? "agrp" : nil, fixed.account == nil ? "acct" : nil,
+            fixed.service == nil ? "svce" : nil, "sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value",
+        ].compactMap { $0 }.joined(separator: ", ")
         var clauses = [
             "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
         ]
@@ -37,7 +52,7 @@ struct SearchShape {
         ] where conditions & bit != 0 {
             clauses.append(clause)
         }
-        return "SELECT \(SQLiteItemStore.columns) FROM items WHERE " + clauses.joined(separator: " AND ")
+        return "SELECT \(selected) FROM items WHERE " + clauses.joined(separator: " AND ")
             + " ORDER BY id"
     }
 
@@ -56,4 +71,12 @@ struct SearchShape {
         if let sync = filter.synchronizable { try next(.integer(sync ? 1 : 0)) }
         if let protection = filter.protection { try next(.text(protection.rawValue)) }
     }
+}
+
+/// The name columns a search fixes, taken from the filter instead of read back from each row:
+/// SQLite compares text byte for byte, so a matching row holds exactly these bytes.
+struct FixedNames {
+    var group: String?
+    var account: String?
+    var service: String?
 }
