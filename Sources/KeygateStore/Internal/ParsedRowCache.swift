@@ -8,7 +8,9 @@ import KeygatePolicy
 /// from: it is used only while the row's text is byte for byte that text (compared in place,
 /// without copying), so an edit behind the store's back is parsed afresh, never hidden. The
 /// associated data is reused only for a record whose identity and access control equal the
-/// ones it was computed for. Bounded: when full, the cache starts again empty.
+/// ones it was computed for. A row not seen before whose text was already parsed for another
+/// row reuses that parse (the parse depends on the text alone). Bounded: when full, the cache
+/// starts again empty.
 struct ParsedRowCache {
     private struct Entry {
         /// The stored `accc` text the entry was parsed from.
@@ -20,7 +22,10 @@ struct ParsedRowCache {
     }
 
     private var entries: [Int64: Entry] = [:]
-    /// The most entries kept.
+    /// Access controls by their stored text, whatever the row: a list of many rows sharing a few
+    /// access controls parses each distinct text once.
+    private var byText: [[UInt8]: AccessControl?] = [:]
+    /// The most entries kept (rows, and distinct texts).
     let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }
@@ -33,9 +38,17 @@ struct ParsedRowCache {
             entries[id] = nil
             return nil
         }
-        let control = try? AccessControl(textForm: text)
+        let bytes = Array(text.utf8)
+        let control: AccessControl?
+        if let known = byText[bytes] {
+            control = known
+        } else {
+            control = try? AccessControl(textForm: text)
+            if byText.count >= capacity { byText.removeAll(keepingCapacity: true) }
+            byText[bytes] = control
+        }
         if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-        entries[id] = Entry(text: Array(text.utf8), control: control)
+        entries[id] = Entry(text: bytes, control: control)
         return control
     }
 

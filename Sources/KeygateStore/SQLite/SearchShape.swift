@@ -36,7 +36,8 @@ struct SearchShape {
     }
 
     /// `SELECT … WHERE agrp IN (?, …) AND svce = ? … ORDER BY id` for this shape, selecting
-    /// ``SQLiteItemStore/columns`` without the names it fixes.
+    /// ``SQLiteItemStore/columns`` without the names it fixes (the parameters stay in the order
+    /// of ``bind(_:to:)`` in both forms).
     func sql(_ filter: ItemFilter) -> String {
         let fixed = fixedNames(filter)
         let selected = [
@@ -52,8 +53,15 @@ struct SearchShape {
         ] where conditions & bit != 0 {
             clauses.append(clause)
         }
-        return "SELECT \(selected) FROM items WHERE " + clauses.joined(separator: " AND ")
-            + " ORDER BY id"
+        let condition = clauses.joined(separator: " AND ")
+        // With the account and service fixed, the primary-key index finds at most two rows. Any
+        // wider search (a list) collects the matching ids from the index first and reads the rows
+        // in id order from them, so SQLite never sorts whole rows (a 200k-item list would spill
+        // them to a temporary file).
+        guard conditions & Self.account != 0 && conditions & Self.service != 0 else {
+            return "SELECT \(selected) FROM items WHERE id IN (SELECT id FROM items WHERE \(condition)) ORDER BY id"
+        }
+        return "SELECT \(selected) FROM items WHERE \(condition) ORDER BY id"
     }
 
     /// Binds the filter's values in the order of ``sql(_:)``.
