@@ -13,10 +13,14 @@ package struct LockedFile {
     package func withLock<T>(_ body: () throws -> T) throws -> T {
         let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw KeygateError(.io, "cannot open \(path).lock: \(String(cString: strerror(errno)))")
+            let code = errno
+            throw KeygateError(.io, "cannot open \(path).lock: \(String(cString: strerror(code)))", cause: .errno(code))
         }
         defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX) == 0 else { throw KeygateError(.io, "cannot lock \(path).lock") }
+        guard flock(descriptor, LOCK_EX) == 0 else {
+            let code = errno
+            throw KeygateError(.io, "cannot lock \(path).lock: \(String(cString: strerror(code)))", cause: .errno(code))
+        }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
     }
@@ -26,8 +30,12 @@ package struct LockedFile {
     package func read() throws -> Data? {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
-        guard status.st_uid == geteuid(), status.st_mode & 0o077 == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            throw KeygateError(.io, "\(path) is not a private file of this user; not trusting it")
+        let condition: KeygateError.Condition? =
+            (status.st_mode & S_IFMT) != S_IFREG
+            ? .notRegularFile
+            : status.st_uid != geteuid() ? .wrongOwner : status.st_mode & 0o077 != 0 ? .notPrivate : nil
+        if let condition {
+            throw KeygateError(.io, "\(path) is not a private file of this user; not trusting it", condition: condition)
         }
         return FileManager.default.contents(atPath: path)
     }
@@ -36,12 +44,19 @@ package struct LockedFile {
     package func write(_ data: Data) throws {
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw KeygateError(.io, "cannot write \(temporary)") }
+        guard descriptor >= 0 else {
+            let code = errno
+            throw KeygateError(
+                .io, "cannot write \(temporary): \(String(cString: strerror(code)))", cause: .errno(code))
+        }
         let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        guard written == data.count, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw KeygateError(.io, "cannot replace \(path)")
+        let writeError = written < 0 ? errno : 0
+        let closed = close(descriptor) == 0
+        guard written == data.count, closed, rename(temporary, path) == 0 else {
+            let code = writeError != 0 ? writeError : errno
+            // Best effort: the temporary file is ours and useless now.
+            _ = unlink(temporary)
+            throw KeygateError(.io, "cannot replace \(path): \(String(cString: strerror(code)))", cause: .errno(code))
         }
     }
 }

@@ -47,7 +47,9 @@ public struct ProofRecords: Sendable {
         guard lstat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR, status.st_uid == geteuid(),
             status.st_mode & 0o077 == 0
         else {
-            throw KeygateError(.io, "\(directory) is not a private directory of this user; proofs are not reused")
+            throw KeygateError(
+                .io, "\(directory) is not a private directory of this user; proofs are not reused",
+                condition: .notPrivate)
         }
         let boot =
             (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?

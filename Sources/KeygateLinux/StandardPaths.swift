@@ -42,7 +42,7 @@ public struct StandardPaths: Hashable, Sendable {
         } else if let home = environment["HOME"], home.hasPrefix("/") {
             base = home + "/.local/share"
         } else {
-            throw KeygateError(.notAvailable, "neither XDG_DATA_HOME nor HOME is an absolute path")
+            throw KeygateError(.notAvailable, "neither XDG_DATA_HOME nor HOME is an absolute path", condition: .noHome)
         }
         dataDirectory = base + "/" + application
         ledgerDirectory = base + "/keygate"

@@ -15,11 +15,12 @@ public struct PAMLibrary: Sendable, CustomStringConvertible {
     public static let system = PAMLibrary(functions: .linked, name: "libpam")
 
     /// Loads a PAM implementation from a shared library, such as `libpam_wrapper.so`.
-    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` naming the library.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` naming the library, its
+    ///   cause ``KeygatePolicy/KeygateError/Condition/libraryNotLoaded``.
     public static func load(_ path: String) throws(KeygateError) -> PAMLibrary {
         switch PAMFunctions.load(path: path) {
         case .success(let functions): return PAMLibrary(functions: functions, name: path)
-        case .failure(let error): throw KeygateError(.notAvailable, error.message)
+        case .failure(let error): throw KeygateError(.notAvailable, error.message, condition: .libraryNotLoaded)
         }
     }
 

@@ -7,7 +7,8 @@ public import KeygatePolicy
 /// from `$USER`, so proving another account's password cannot unlock this user's items.
 public enum ProcessOwner {
     /// The effective user's login name.
-    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the uid has no passwd entry.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the uid has no passwd
+    ///   entry (cause ``KeygatePolicy/KeygateError/Condition/noAccount``) or the lookup failed (its `errno`).
     public static func userName() throws(KeygateError) -> String {
         let uid = geteuid()
         var record = passwd()
@@ -20,8 +21,12 @@ public enum ProcessOwner {
                 size *= 2
                 continue
             }
-            guard code == 0, found != nil, let name = record.pw_name else {
-                throw KeygateError(.notAvailable, "no passwd entry for uid \(uid)")
+            guard code == 0 else {
+                throw KeygateError(
+                    .notAvailable, "cannot look up uid \(uid): \(String(cString: strerror(code)))", cause: .errno(code))
+            }
+            guard found != nil, let name = record.pw_name else {
+                throw KeygateError(.notAvailable, "no passwd entry for uid \(uid)", condition: .noAccount)
             }
             return String(cString: name)
         }

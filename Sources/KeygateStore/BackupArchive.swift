@@ -55,7 +55,7 @@ public enum BackupArchive {
         header += bigEndian(UInt64(memory))
         header += salt
         let payload = encode(entries)
-        let box = Sodium.seal(payload, key: key, associatedData: header)
+        let box = try Sodium.seal(payload, key: key, associatedData: header)
         return header + box.nonce + box.ciphertext
     }
 
@@ -81,8 +81,12 @@ public enum BackupArchive {
         let nonce = Array(bytes[headerLength..<headerLength + Sodium.nonceLength])
         let ciphertext = Array(bytes[(headerLength + Sodium.nonceLength)...])
         let key = try Sodium.deriveKey(from: passphrase, salt: salt, operations: operations, memory: Int(memory))
-        guard let payload = Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: header) else {
-            throw KeygateError(.decode, "the backup does not open: wrong passphrase, or the file was changed")
+        let payload: SecretData
+        do {
+            payload = try Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: header)
+        } catch {
+            throw KeygateError(
+                .decode, "the backup does not open: wrong passphrase, or the file was changed", cause: error.cause)
         }
         return try decode(payload)
     }

@@ -34,7 +34,7 @@ public final class InMemoryItemStore: ItemStore {
     ///   with (a value moved to another item, or an access control changed since).
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
         guard case .plain(let data, let fields) = item.sealed else {
-            throw KeygateError(.decode, "the record was not read from this store")
+            throw KeygateError(.decode, "the record was not read from this store", condition: .foreignRecord)
         }
         guard fields == item.fields else {
             throw KeygateError(.decode, "item \(item.id) does not hold the value it was read with")
@@ -74,7 +74,8 @@ public final class InMemoryItemStore: ItemStore {
                 }
                 if let expected = replacement.expected, !Self.holds(current.data, expected) {
                     throw KeygateError(
-                        .notAvailable, "item \(replacement.id) was changed by another writer; nothing was changed")
+                        .notAvailable, "item \(replacement.id) was changed by another writer; nothing was changed",
+                        condition: .racingWriter)
                 }
                 next.items[replacement.id] = (replacement.fields, replacement.data)
             }

@@ -14,7 +14,8 @@ public import KeygatePolicy
 /// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and ``delete(_:)`` apply every entry
 ///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`, and one
 ///   made with ``ItemReplacement/init(replacing:fields:data:)`` of an item another writer
-///   changed since it was read fails with `errSecNotAvailable` (no lost updates).
+///   changed since it was read fails with `errSecNotAvailable` (no lost updates; this
+///   package's backends give it the cause ``KeygatePolicy/KeygateError/Condition/racingWriter``).
 /// - **Damaged rows.** A row whose access control cannot be trusted is returned with
 ///   ``ItemRecord/damage`` set, so it can still be deleted, instead of failing every search
 ///   (for backends that keep rows outside memory, where someone else can edit them).
@@ -32,7 +33,8 @@ public import KeygatePolicy
 /// - **Fail closed.** Every failure is a thrown ``KeygatePolicy/KeygateError`` with the status of spec
 ///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
 ///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
-///   anything else → `errSecNotAvailable`); a failure never erases data.
+///   anything else → `errSecNotAvailable`, each keeping SQLite's extended code as its
+///   ``KeygatePolicy/KeygateError/cause``); a failure never erases data.
 public protocol ItemStore: Sendable {
     /// The items matching `filter`, in the order they were added.
     func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord]

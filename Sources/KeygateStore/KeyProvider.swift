@@ -43,46 +43,65 @@ public struct KeyFileProvider: KeyProvider {
             if let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .notAvailable) {
                 defer { close(descriptor) }
                 var status = stat()
-                guard fstat(descriptor, &status) == 0 else { throw failure("cannot inspect") }
+                guard fstat(descriptor, &status) == 0 else {
+                    let code = errno
+                    throw failure("cannot be inspected: \(String(cString: strerror(code)))", cause: .errno(code))
+                }
                 guard status.st_mode & 0o077 == 0 else {
                     throw failure(
-                        "is readable by other users (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
+                        "is readable by other users (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)",
+                        cause: .condition(.notPrivate))
                 }
                 if status.st_size < Int(Sodium.keyLength) {
                     // Another process is still writing it.
                     usleep(10_000)
                     continue
                 }
-                guard status.st_size == Int(Sodium.keyLength) else { throw failure("is not a Keygate key file") }
+                guard status.st_size == Int(Sodium.keyLength) else {
+                    throw failure("is not a Keygate key file", cause: .condition(.malformedKey))
+                }
                 var got = 0
+                var code: Int32 = 0
                 let key = SecretData(count: Sodium.keyLength) { buffer in
                     got = read(descriptor, buffer.baseAddress, buffer.count)
+                    code = errno
                 }
-                guard got == Sodium.keyLength else { throw failure("could not be read completely") }
+                guard got == Sodium.keyLength else {
+                    throw failure(
+                        "could not be read completely",
+                        cause: got < 0 ? .errno(code) : .condition(.malformedKey))
+                }
                 return key
             }
             guard createsMissingKey else {
-                throw failure("is missing, but the store already holds items sealed under it; restore it from a backup")
+                throw failure(
+                    "is missing, but the store already holds items sealed under it; restore it from a backup",
+                    cause: .condition(.missingKey))
             }
             let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if created < 0 {
-                if errno == EEXIST { continue }
-                throw failure("cannot be created: \(String(cString: strerror(errno)))")
+                let code = errno
+                if code == EEXIST { continue }
+                throw failure("cannot be created: \(String(cString: strerror(code)))", cause: .errno(code))
             }
             defer { close(created) }
             let key = SecretData.random(count: Sodium.keyLength)
             let written = key.withUnsafeBytes { write(created, $0.baseAddress, $0.count) }
-            guard written == Sodium.keyLength, fsync(created) == 0 else {
-                unlink(path)
-                throw failure("could not be written")
+            let code = written < 0 ? errno : 0
+            let synced = written == Sodium.keyLength && fsync(created) == 0
+            guard synced else {
+                let cause = KeygateError.Cause.errno(code != 0 ? code : errno)
+                // Best effort: a half-written key must not be read as a key; another run would refuse it anyway.
+                _ = unlink(path)
+                throw failure("could not be written", cause: cause)
             }
             return key
         }
-        throw failure("was not completed by the process creating it")
+        throw failure("was not completed by the process creating it", cause: .condition(.malformedKey))
     }
 
-    private func failure(_ problem: String) -> KeygateError {
-        KeygateError(.notAvailable, "the key file \(path) \(problem)")
+    private func failure(_ problem: String, cause: KeygateError.Cause) -> KeygateError {
+        KeygateError(.notAvailable, "the key file \(path) \(problem)", cause: cause)
     }
 }
 

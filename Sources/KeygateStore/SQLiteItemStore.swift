@@ -16,6 +16,9 @@ import Synchronization
 /// - A corrupt or foreign file fails to open with a clear error and is not changed.
 public final class SQLiteItemStore: ItemStore {
     let connection: Mutex<SQLiteConnection>
+    /// Each row's parsed access control and associated data, worked out once per row version.
+    /// Locked after ``connection`` when both are held.
+    let rows = Mutex(ParsedRowCache())
     /// The sealing key, read and checked at open (wiped when the store is released).
     private let sealingKey: SecretData
     /// The database file.
@@ -29,7 +32,8 @@ public final class SQLiteItemStore: ItemStore {
             return data + "/keygate"
         }
         guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else {
-            throw KeygateError(.notAvailable, "neither XDG_DATA_HOME nor HOME is set to an absolute path")
+            throw KeygateError(
+                .notAvailable, "neither XDG_DATA_HOME nor HOME is set to an absolute path", condition: .noHome)
         }
         return home + "/.local/share/keygate"
     }
@@ -111,7 +115,8 @@ public final class SQLiteItemStore: ItemStore {
         throw KeygateError(
             .notAvailable,
             "the database \(path) is \(exists ? "empty" : "missing"), but its key \(keyFile) exists, so the store "
-                + "held items: restore \(path) from a backup, or move \(keyFile) away to start a new, empty store")
+                + "held items: restore \(path) from a backup, or move \(keyFile) away to start a new, empty store",
+            condition: .lostDatabase)
     }
 
     /// Creates an empty file (0600) when missing and checks it (a private regular file).
@@ -124,7 +129,9 @@ public final class SQLiteItemStore: ItemStore {
         else { throw KeygateError(.io, "cannot create \(path)") }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw KeygateError(.io, "cannot inspect \(path)") }
+        guard fstat(descriptor, &status) == 0 else {
+            throw KeygateError(.io, "cannot inspect \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
+        }
         return status.st_size == 0
     }
 
@@ -134,7 +141,9 @@ public final class SQLiteItemStore: ItemStore {
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + part
             if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw KeygateError(.io, "cannot create \(current): \(String(cString: strerror(errno)))")
+                let code = errno
+                throw KeygateError(
+                    .io, "cannot create \(current): \(String(cString: strerror(code)))", cause: .errno(code))
             }
         }
     }
@@ -150,97 +159,113 @@ public final class SQLiteItemStore: ItemStore {
     static let columns = "id, agrp, acct, svce, sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
 
     /// The items matching `filter`, in the order they were added.
+    ///
+    /// One cached statement per shape of filter (which conditions it has, how many access
+    /// groups), bound in place; the name columns the filter fixes are taken from it rather than
+    /// read back; each row's access control is parsed once per version of the row. Linear in
+    /// the rows returned.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
-        var conditions = [
-            "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
-        ]
-        var values = filter.accessGroups.map { SQLiteStatement.Value.text($0) }
-        if let service = filter.service { conditions.append("svce = ?"); values.append(.text(service)) }
-        if let account = filter.account { conditions.append("acct = ?"); values.append(.text(account)) }
-        if let label = filter.label { conditions.append("labl = ?"); values.append(.text(label)) }
-        if let generic = filter.generic { conditions.append("gena = ?"); values.append(.blob(generic)) }
-        if let sync = filter.synchronizable { conditions.append("sync = ?"); values.append(.integer(sync ? 1 : 0)) }
-        if let protection = filter.protection {
-            conditions.append("pdmn = ?"); values.append(.text(protection.rawValue))
-        }
-        let sql = "SELECT \(Self.columns) FROM items WHERE " + conditions.joined(separator: " AND ") + " ORDER BY id"
+        let shape = SearchShape(filter)
+        let known = shape.fixedNames(filter)
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
-            let statement = try connection.statement(sql)
+            let statement = try connection.statement(
+                .search(conditions: shape.conditions, groups: filter.accessGroups.count), shape.sql(filter))
             defer { statement.reset() }
-            try statement.bind(values)
-            var records: [ItemRecord] = []
-            while try statement.step() { records.append(try Self.record(from: statement)) }
-            return records
+            try shape.bind(filter, to: statement)
+            return try rows.withLock { (cache: inout ParsedRowCache) throws(KeygateError) -> [ItemRecord] in
+                var records: [ItemRecord] = []
+                while try statement.step() {
+                    records.append(try Self.record(from: statement, known: known, cache: &cache))
+                }
+                return records
+            }
         }
     }
 
-    static func record(from row: SQLiteStatement) throws(KeygateError) -> ItemRecord {
-        let id = row.integer(0)
-        guard let group = row.text(1), let account = row.text(2), let service = row.text(3) else {
-            throw KeygateError(.decode, "item #\(id) is damaged: its identity columns are missing")
+    /// The record in the current row of `row`: a select of ``columns`` without the name columns
+    /// `known` gives (the query fixed them, so their bytes are the filter's).
+    static func record(
+        from row: SQLiteStatement, known: FixedNames = FixedNames(), cache: inout ParsedRowCache
+    ) throws(KeygateError) -> ItemRecord {
+        var column: Int32 = 0
+        func next() -> Int32 {
+            defer { column += 1 }
+            return column
+        }
+        let id = row.integer(next())
+        guard let group = known.group ?? row.text(next()), let account = known.account ?? row.text(next()),
+            let service = known.service ?? row.text(next())
+        else {
+            throw KeygateError(
+                .decode, "item #\(id) is damaged: its identity columns are missing", condition: .damagedItem)
         }
         let identity = ItemIdentity(
-            accessGroup: group, account: account, service: service, synchronizable: row.integer(4) != 0)
+            accessGroup: group, account: account, service: service, synchronizable: row.integer(next()) != 0)
+        let label = row.text(next())
+        let generic = row.blob(next())
+        let protection = row.text(next())
         var damage: String?
         var control = AccessControl(unsatisfiableWith: .whenUnlocked)
-        if let controlText = row.text(8), let parsed = try? AccessControl(textForm: controlText) {
+        if let parsed = cache.accessControl(id: id, row: row, column: next()) {
             control = parsed
-            if row.text(7) != parsed.protection.rawValue {
+            if protection != parsed.protection.rawValue {
                 damage = "its protection class column disagrees with its access control"
             }
         } else {
             damage = "its access control is missing or does not parse"
         }
         let fields = ItemFields(
-            identity: identity, label: row.text(5), generic: row.blob(6), accessControl: control,
-            created: Timestamp(nanoseconds: row.integer(9)), modified: Timestamp(nanoseconds: row.integer(10)))
+            identity: identity, label: label, generic: generic, accessControl: control,
+            created: Timestamp(nanoseconds: row.integer(next())), modified: Timestamp(nanoseconds: row.integer(next())))
+        let nonce = row.blob(next()) ?? []
+        let ciphertext = row.blob(next()) ?? []
         return ItemRecord(
-            id: ItemID(id), fields: fields,
-            sealed: .encrypted(nonce: row.blob(11) ?? [], ciphertext: row.blob(12) ?? []),
+            id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext),
             damage: damage.map { "item #\(id) is damaged or was tampered with: \($0)" })
     }
 
     /// Opens the value with the key and the record's fields as associated data.
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
-        if let damage = item.damage { throw KeygateError(.decode, damage) }
+        if let damage = item.damage { throw KeygateError(.decode, damage, condition: .damagedItem) }
         guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
-            throw KeygateError(.decode, "the record was not read from this store")
+            throw KeygateError(.decode, "the record was not read from this store", condition: .foreignRecord)
         }
-        let key = sealingKey
-        guard
-            let value = Sodium.open(
-                ciphertext, nonce: nonce, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
-        else {
+        let associatedData = rows.withLock { $0.associatedData(id: item.id.rawValue, fields: item.fields) }
+        do {
+            return try Sodium.open(ciphertext, nonce: nonce, key: sealingKey, associatedData: associatedData)
+        } catch {
             throw KeygateError(
                 .decode,
-                "item #\(item.id.rawValue) cannot be decrypted: it was tampered with, or sealed under another key")
+                "item #\(item.id.rawValue) cannot be decrypted: it was tampered with, or sealed under another key",
+                cause: error.cause)
         }
-        return value
     }
 
     /// Adds items in one transaction.
     @discardableResult
     public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
         try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
-        let key = sealingKey
-        let sealed = items.map { item in
-            (
-                item.fields,
-                Sodium.seal(item.data, key: key, associatedData: ItemSealing.associatedData(for: item.fields))
-            )
+        var sealed: [(fields: ItemFields, controlText: String, box: (nonce: [UInt8], ciphertext: [UInt8]))] = []
+        sealed.reserveCapacity(items.count)
+        for item in items {
+            let (controlText, box) = try seal(item.data, for: item.fields)
+            sealed.append((item.fields, controlText, box))
         }
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
             try connection.transaction { () throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
-                for (fields, box) in sealed {
+                records.reserveCapacity(sealed.count)
+                for (fields, controlText, box) in sealed {
                     let statement = try connection.statement(
+                        .insert,
                         "INSERT INTO items (agrp, acct, svce, sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value) "
                             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                     do throws(KeygateError) {
-                        try statement.run(Self.values(fields) + [.blob(box.nonce), .blob(box.ciphertext)])
+                        try statement.run(Self.values(fields, controlText) + [.blob(box.nonce), .blob(box.ciphertext)])
                     } catch  where error.status == .duplicateItem {
-                        throw KeygateError(.duplicateItem, "an item \(fields.identity) already exists")
+                        throw KeygateError(
+                            .duplicateItem, "an item \(fields.identity) already exists", cause: error.cause)
                     }
                     records.append(
                         ItemRecord(
@@ -252,18 +277,29 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
+    /// Seals `data` for `fields`, rendering their access control's text once for both the
+    /// associated data and the `accc` column.
+    private func seal(
+        _ data: SecretData, for fields: ItemFields
+    ) throws(KeygateError) -> (controlText: String, box: (nonce: [UInt8], ciphertext: [UInt8])) {
+        let controlText = fields.accessControl.textForm
+        let associatedData = ItemSealing.associatedData(identity: fields.identity, controlText: controlText)
+        return (controlText, try Sodium.seal(data, key: sealingKey, associatedData: associatedData))
+    }
+
     /// Replaces items in one transaction; a collision, a missing item, or an item another
     /// writer changed since it was read rolls back everything.
     public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
         try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
-        let key = sealingKey
-        let sealed = replacements.map { replacement in
-            (
-                id: replacement.id, fields: replacement.fields,
-                box: Sodium.seal(
-                    replacement.data, key: key, associatedData: ItemSealing.associatedData(for: replacement.fields)),
-                expected: replacement.expected
-            )
+        var sealed:
+            [(
+                id: ItemID, fields: ItemFields, controlText: String, box: (nonce: [UInt8], ciphertext: [UInt8]),
+                expected: SealedValue?
+            )] = []
+        sealed.reserveCapacity(replacements.count)
+        for replacement in replacements {
+            let (controlText, box) = try seal(replacement.data, for: replacement.fields)
+            sealed.append((replacement.id, replacement.fields, controlText, box, replacement.expected))
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try connection.transaction { () throws(KeygateError) in
@@ -271,20 +307,21 @@ public final class SQLiteItemStore: ItemStore {
                     if let expected = entry.expected {
                         // A record of another store holds no nonce of ours: it never matches.
                         let nonce: [UInt8]? = if case .encrypted(let nonce, _) = expected { nonce } else { nil }
-                        let check = try connection.statement("SELECT nonce FROM items WHERE id = ?")
-                        try check.bind([.integer(entry.id.rawValue)])
+                        let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
+                        try check.bind(.integer(entry.id.rawValue), at: 1)
                         let found = try check.step()
                         let current = found ? check.blob(0) : nil
                         check.reset()
                         guard found else { throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists") }
                         guard nonce != nil, current == nonce else {
                             throw KeygateError(
-                                .notAvailable, "item \(entry.id) was changed by another writer; nothing was changed")
+                                .notAvailable, "item \(entry.id) was changed by another writer; nothing was changed",
+                                condition: .racingWriter)
                         }
                     }
                     // Move every row out of the way first, so swaps between items do not collide halfway.
                     let park = try connection.statement(
-                        "UPDATE items SET agrp = agrp || x'00' || CAST(id AS TEXT) WHERE id = ?")
+                        .park, "UPDATE items SET agrp = agrp || x'00' || CAST(id AS TEXT) WHERE id = ?")
                     try park.run([.integer(entry.id.rawValue)])
                     guard park.changes == 1 else {
                         throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists")
@@ -292,15 +329,17 @@ public final class SQLiteItemStore: ItemStore {
                 }
                 for entry in sealed {
                     let statement = try connection.statement(
+                        .update,
                         "UPDATE items SET agrp = ?, acct = ?, svce = ?, sync = ?, labl = ?, gena = ?, pdmn = ?, accc = ?, "
                             + "cdat = ?, mdat = ?, nonce = ?, value = ? WHERE id = ?")
                     do throws(KeygateError) {
                         try statement.run(
-                            Self.values(entry.fields) + [
+                            Self.values(entry.fields, entry.controlText) + [
                                 .blob(entry.box.nonce), .blob(entry.box.ciphertext), .integer(entry.id.rawValue),
                             ])
                     } catch  where error.status == .duplicateItem {
-                        throw KeygateError(.duplicateItem, "an item \(entry.fields.identity) already exists")
+                        throw KeygateError(
+                            .duplicateItem, "an item \(entry.fields.identity) already exists", cause: error.cause)
                     }
                 }
             }
@@ -312,18 +351,18 @@ public final class SQLiteItemStore: ItemStore {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try connection.transaction { () throws(KeygateError) in
                 for id in ids {
-                    try connection.statement("DELETE FROM items WHERE id = ?").run([.integer(id.rawValue)])
+                    try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([.integer(id.rawValue)])
                 }
             }
         }
     }
 
-    private static func values(_ fields: ItemFields) -> [SQLiteStatement.Value] {
+    private static func values(_ fields: ItemFields, _ controlText: String) -> [SQLiteStatement.Value] {
         [
             .text(fields.identity.accessGroup), .text(fields.identity.account), .text(fields.identity.service),
             .integer(fields.identity.synchronizable ? 1 : 0), fields.label.map { .text($0) } ?? .null,
             fields.generic.map { .blob($0) } ?? .null, .text(fields.accessControl.protection.rawValue),
-            .text(fields.accessControl.textForm), .integer(fields.created.nanoseconds),
+            .text(controlText), .integer(fields.created.nanoseconds),
             .integer(fields.modified.nanoseconds),
         ]
     }

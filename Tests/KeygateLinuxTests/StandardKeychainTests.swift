@@ -142,7 +142,9 @@ import Testing
                 try StandardPaths(application: bad, environment: ["HOME": "/h"])
             }
         }
-        #expect(throws: KeygateError(.notAvailable, "")) { try StandardPaths(application: "x", environment: [:]) }
+        let noHome = #expect(throws: KeygateError.self) { try StandardPaths(application: "x", environment: [:]) }
+        #expect(noHome?.status == .notAvailable)
+        #expect(noHome?.condition == .noHome)
     }
 
     @Test func theLinuxDeviceReadsItsSourcesAtEverySnapshot() throws {

@@ -16,17 +16,22 @@ package enum PrivateFile {
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT && flags & O_CREAT == 0 { return nil }
-            if code == ELOOP { throw KeygateError(status, "\(path) is a symbolic link; refusing to follow it") }
-            if code == ENXIO {
-                throw KeygateError(status, "\(path) is not a regular file (a FIFO); refusing to use it")
+            if code == ELOOP {
+                throw KeygateError(
+                    status, "\(path) is a symbolic link; refusing to follow it", condition: .notRegularFile)
             }
-            throw KeygateError(status, "cannot open \(path): \(String(cString: strerror(code)))")
+            if code == ENXIO {
+                throw KeygateError(
+                    status, "\(path) is not a regular file (a FIFO); refusing to use it", condition: .notRegularFile)
+            }
+            throw KeygateError(status, "cannot open \(path): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             let code = errno
             close(descriptor)
-            throw KeygateError(status, "cannot inspect \(path): \(String(cString: strerror(code)))")
+            throw KeygateError(
+                status, "cannot inspect \(path): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         do {
             try check(info, path: path, privacy: privacy, status: status)
@@ -47,7 +52,8 @@ package enum PrivateFile {
         guard lstat(path, &info) == 0 else {
             let code = errno
             if code == ENOENT { return nil }
-            throw KeygateError(status, "cannot inspect \(path): \(String(cString: strerror(code)))")
+            throw KeygateError(
+                status, "cannot inspect \(path): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         try check(info, path: path, privacy: privacy, status: status)
         return info
@@ -62,21 +68,25 @@ package enum PrivateFile {
         var info = stat()
         guard stat(directory, &info) == 0 else {
             // A missing directory holds no file to trust or distrust; creating one in it fails on its own.
-            if errno == ENOENT { return }
-            throw KeygateError(status, "cannot inspect \(directory): \(String(cString: strerror(errno)))")
+            let code = errno
+            if code == ENOENT { return }
+            throw KeygateError(
+                status, "cannot inspect \(directory): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         let user = geteuid()
         guard info.st_uid == user else {
             throw KeygateError(
                 status,
                 "the directory \(directory) belongs to uid \(info.st_uid), not to you (uid \(user)): another user "
-                    + "could replace the files in it; use a directory of your own (or chown \(user) \(directory))")
+                    + "could replace the files in it; use a directory of your own (or chown \(user) \(directory))",
+                condition: .wrongOwner)
         }
         guard info.st_mode & 0o022 == 0 else {
             throw KeygateError(
                 status,
                 "the directory \(directory) is writable by other users (mode \(octal(info.st_mode))): they could "
-                    + "replace the files in it; chmod 700 \(directory)")
+                    + "replace the files in it; chmod 700 \(directory)",
+                condition: .notPrivate)
         }
     }
 
@@ -93,7 +103,9 @@ package enum PrivateFile {
         _ info: stat, path: String, privacy: FilePrivacy, status: KeygateStatus
     ) throws(KeygateError) {
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw KeygateError(status, "\(path) is not a regular file (\(kind(info.st_mode))); refusing to use it")
+            throw KeygateError(
+                status, "\(path) is not a regular file (\(kind(info.st_mode))); refusing to use it",
+                condition: .notRegularFile)
         }
         guard privacy == .ownerOnly else { return }
         let user = geteuid()
@@ -101,12 +113,14 @@ package enum PrivateFile {
             throw KeygateError(
                 status,
                 "\(path) belongs to uid \(info.st_uid), not to you (uid \(user)): another user could have planted "
-                    + "or read it; check it, then remove it or chown \(user) \(path)")
+                    + "or read it; check it, then remove it or chown \(user) \(path)",
+                condition: .wrongOwner)
         }
         guard info.st_mode & 0o077 == 0 else {
             throw KeygateError(
                 status,
-                "\(path) is readable or writable by other users (mode \(octal(info.st_mode))); chmod 600 \(path)")
+                "\(path) is readable or writable by other users (mode \(octal(info.st_mode))); chmod 600 \(path)",
+                condition: .notPrivate)
         }
     }
 

@@ -51,14 +51,24 @@ enum PAMTransaction {
             if let pamh = handle { _ = functions.end(pamh, started) }
             return outcome
         }
-        _ = functions.setItem(pamh, PAM_FAIL_DELAY, keygate_pam_delay_item(noFailDelay))
-        var code = functions.authenticate(pamh, Int32(PAM_DISALLOW_NULL_AUTHTOK))
-        var step = PAMTransactionResult.Step.authenticate
+        // Without the hook libpam would sleep on a failure inside the transaction: a libpam that
+        // refuses it ends the attempt with its status (failing closed) instead of running on.
+        var code = functions.setItem(pamh, PAM_FAIL_DELAY, keygate_pam_delay_item(noFailDelay))
+        var step = PAMTransactionResult.Step.start
+        guard code == PAM_SUCCESS else {
+            let outcome = result(code, step)
+            _ = functions.end(pamh, code)
+            return outcome
+        }
+        code = functions.authenticate(pamh, Int32(PAM_DISALLOW_NULL_AUTHTOK))
+        step = .authenticate
         if code == PAM_SUCCESS {
             code = functions.acctMgmt(pamh, Int32(PAM_DISALLOW_NULL_AUTHTOK))
             step = .accountManagement
         }
         let outcome = result(code, step)
+        // pam_end's own status only says whether the modules' cleanup ran; the attempt's outcome
+        // is decided above and the handle is gone either way, so there is nothing left to fail.
         _ = functions.end(pamh, code)
         return outcome
     }

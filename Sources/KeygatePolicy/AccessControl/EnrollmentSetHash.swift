@@ -39,16 +39,9 @@ public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
     public init?(templateIDs: some Sequence<String>, salt: String = "") {
         let sorted = Set(templateIDs).sorted()
         guard !sorted.isEmpty else { return nil }
-        var message = Array("keygate.enrollment-set.v1\u{0}".utf8)
-        for part in [salt] + sorted {
-            let utf8 = Array(part.utf8)
-            let count = UInt32(truncatingIfNeeded: utf8.count)
-            for shift in stride(from: 24, through: 0, by: -8) {
-                message.append(UInt8(truncatingIfNeeded: count >> shift))
-            }
-            message += utf8
-        }
-        self.init(bytes: SHA256.hash(message))!
+        var message = LengthPrefixedEncoder(tag: "keygate.enrollment-set.v1")
+        for part in [salt] + sorted { message.append(part) }
+        self.init(bytes: SHA256.hash(message.bytes))!
     }
 
     /// The 32 bytes, most significant first.

@@ -21,11 +21,11 @@ enum KeyCheck {
             guard try anyItemOpens(with: key, on: connection) else {
                 throw KeygateError(
                     .decode,
-                    "the key does not open any item of \(connection.path): it is not this store's key; nothing was changed"
-                )
+                    "the key does not open any item of \(connection.path): it is not this store's key; nothing was changed",
+                    condition: .wrongKey)
             }
         }
-        let box = Sodium.seal(SecretData(constant), key: key, associatedData: associatedData)
+        let box = try Sodium.seal(SecretData(constant), key: key, associatedData: associatedData)
         try connection.transaction { () throws(KeygateError) in
             try connection.statement("INSERT OR IGNORE INTO metadata (name, value) VALUES (?, ?)").run([
                 .text(name), .blob(box.nonce + box.ciphertext),
@@ -38,8 +38,8 @@ enum KeyCheck {
     private static func mismatch(_ path: String) -> KeygateError {
         KeygateError(
             .decode,
-            "the key is not the key of \(path): the store's key-check value does not open under it; nothing was changed"
-        )
+            "the key is not the key of \(path): the store's key-check value does not open under it; nothing was changed",
+            condition: .wrongKey)
     }
 
     private static func stored(on connection: SQLiteConnection) throws(KeygateError) -> [UInt8]? {
@@ -53,7 +53,7 @@ enum KeyCheck {
         guard stored.count > Sodium.nonceLength else { return false }
         let nonce = Array(stored[..<Sodium.nonceLength])
         let ciphertext = Array(stored[Sodium.nonceLength...])
-        guard let opened = Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: associatedData) else {
+        guard let opened = try? Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: associatedData) else {
             return false
         }
         return opened == SecretData(constant)
@@ -64,12 +64,13 @@ enum KeyCheck {
     {
         let statement = try connection.statement("SELECT \(SQLiteItemStore.columns) FROM items ORDER BY id")
         defer { statement.reset() }
+        var cache = ParsedRowCache()
         while try statement.step() {
-            guard let record = try? SQLiteItemStore.record(from: statement), record.damage == nil,
+            guard let record = try? SQLiteItemStore.record(from: statement, cache: &cache), record.damage == nil,
                 case .encrypted(let nonce, let ciphertext) = record.sealed
             else { continue }
             let data = ItemSealing.associatedData(for: record.fields)
-            if Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: data) != nil { return true }
+            if (try? Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: data)) != nil { return true }
         }
         return false
     }

@@ -23,7 +23,9 @@ enum Sodium {
     }
 
     /// XChaCha20-Poly1305 with a fresh random nonce: (nonce, ciphertext with tag).
-    static func seal(_ plaintext: SecretData, key: SecretData, associatedData: [UInt8]) -> (
+    /// - Throws: `errSecInternalComponent` with the libsodium failure as its cause (the message is
+    ///   longer than libsodium's limit, which the stores' value limit rules out).
+    static func seal(_ plaintext: SecretData, key: SecretData, associatedData: [UInt8]) throws(KeygateError) -> (
         nonce: [UInt8], ciphertext: [UInt8]
     ) {
         initialize()
@@ -31,33 +33,46 @@ enum Sodium {
         let nonce = random(nonceLength)
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + tagLength)
         var written: UInt64 = 0
-        plaintext.withUnsafeBytes { message in
+        let result = plaintext.withUnsafeBytes { message in
             key.withUnsafeBytes { keyBytes in
-                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                crypto_aead_xchacha20poly1305_ietf_encrypt(
                     &ciphertext, &written, message.baseAddress?.assumingMemoryBound(to: UInt8.self),
                     UInt64(message.count), associatedData, UInt64(associatedData.count), nil, nonce,
                     keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
+        guard result == 0, Int(written) == ciphertext.count else {
+            throw KeygateError(
+                .internalComponent, "libsodium could not seal a value of \(plaintext.count) bytes",
+                cause: .sodium(function: "crypto_aead_xchacha20poly1305_ietf_encrypt", result: result))
+        }
         return (nonce, ciphertext)
     }
 
-    /// Opens a sealed box; nil when the tag does not verify (tampered, wrong key or wrong data).
-    static func open(_ ciphertext: [UInt8], nonce: [UInt8], key: SecretData, associatedData: [UInt8]) -> SecretData? {
+    /// Opens a sealed box.
+    /// - Throws: `errSecDecode` when the tag does not verify (tampered, wrong key or wrong data) or
+    ///   the box is malformed, with the libsodium failure as its cause; callers say which item.
+    static func open(
+        _ ciphertext: [UInt8], nonce: [UInt8], key: SecretData, associatedData: [UInt8]
+    ) throws(KeygateError) -> SecretData {
         initialize()
-        guard nonce.count == nonceLength, ciphertext.count >= tagLength, key.count == keyLength else { return nil }
-        var ok = false
-        let plaintext = SecretData(count: ciphertext.count - tagLength) { output in
-            var written: UInt64 = 0
-            let status = key.withUnsafeBytes { keyBytes in
-                crypto_aead_xchacha20poly1305_ietf_decrypt(
-                    output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil, ciphertext,
-                    UInt64(ciphertext.count), associatedData, UInt64(associatedData.count), nonce,
-                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        var result: Int32 = -1
+        if nonce.count == nonceLength, ciphertext.count >= tagLength, key.count == keyLength {
+            let plaintext = SecretData(count: ciphertext.count - tagLength) { output in
+                var written: UInt64 = 0
+                result = key.withUnsafeBytes { keyBytes in
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil, ciphertext,
+                        UInt64(ciphertext.count), associatedData, UInt64(associatedData.count), nonce,
+                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+                if result == 0 && Int(written) != output.count { result = -1 }
             }
-            ok = status == 0 && Int(written) == output.count
+            if result == 0 { return plaintext }
         }
-        return ok ? plaintext : nil
+        throw KeygateError(
+            .decode, "a sealed value does not open",
+            cause: .sodium(function: "crypto_aead_xchacha20poly1305_ietf_decrypt", result: result))
     }
 
     /// Argon2id key derivation (`crypto_pwhash`), with libsodium's "moderate" limits unless given.
@@ -78,7 +93,11 @@ enum Sodium {
                 }
             }
         }
-        guard status == 0 else { throw KeygateError(.allocate, "Argon2id key derivation failed (out of memory)") }
+        guard status == 0 else {
+            throw KeygateError(
+                .allocate, "Argon2id key derivation failed (out of memory)",
+                cause: .sodium(function: "crypto_pwhash", result: status))
+        }
         return key
     }
 

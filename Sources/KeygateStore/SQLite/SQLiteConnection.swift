@@ -7,7 +7,10 @@ import KeygatePolicy
 final class SQLiteConnection {
     private let handle: OpaquePointer
     let path: String
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// The searches of one access group, by their shape's condition bits: found by index, not
+    /// by hashing a key (the read path's statement).
+    private var singleGroupSearches = [SQLiteStatement?](repeating: nil, count: 1 << SearchShape.bitCount)
 
     /// Opens an existing database file (the store creates it first, with its permissions).
     init(path: String, busyTimeoutMilliseconds: Int32) throws(KeygateError) {
@@ -20,13 +23,20 @@ final class SQLiteConnection {
         }
         handle = opened
         self.path = path
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        // Both only fail for a bad handle or argument, which would be a bug here.
+        let extended = sqlite3_extended_result_codes(handle, 1)
+        guard extended == SQLITE_OK else { throw error(extended) }
+        let timeout = sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        guard timeout == SQLITE_OK else { throw error(timeout) }
     }
 
     deinit {
         statements.removeAll()
-        sqlite3_close_v2(handle)
+        singleGroupSearches.removeAll()
+        // close_v2 defers the close until the last statement is finalized and cannot fail for a
+        // valid handle; a failure would be a bug (a statement leaked past its connection).
+        let code = sqlite3_close_v2(handle)
+        assert(code == SQLITE_OK, "sqlite3_close_v2 failed: \(code)")
     }
 
     /// Runs SQL with no results (several statements allowed).
@@ -46,17 +56,27 @@ final class SQLiteConnection {
         guard code == SQLITE_OK else { throw error(code) }
     }
 
-    /// A cached prepared statement for `sql`, reset and with its bindings cleared.
+    /// A cached prepared statement for `sql`, reset and with its bindings cleared (for
+    /// statements run once or seldom: the text is the cache key).
     func statement(_ sql: String) throws(KeygateError) -> SQLiteStatement {
-        if let cached = statements[sql] {
+        try statement(.text(sql), sql)
+    }
+
+    /// The cached prepared statement for `key`, reset and with its bindings cleared; `sql` is
+    /// built and compiled only the first time (the hot paths name their statements by a key,
+    /// so no SQL text is built or hashed per call).
+    func statement(_ key: StatementKey, _ sql: @autoclosure () -> String) throws(KeygateError) -> SQLiteStatement {
+        var slot: Int?
+        if case .search(let conditions, groups: 1) = key { slot = Int(conditions) }
+        if let cached = slot.map({ singleGroupSearches[$0] }) ?? statements[key] {
             cached.reset()
             return cached
         }
         var prepared: OpaquePointer?
-        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        let code = sqlite3_prepare_v3(handle, sql(), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
         guard code == SQLITE_OK, let prepared else { throw error(code) }
         let statement = SQLiteStatement(handle: prepared, connection: self)
-        statements[sql] = statement
+        if let slot { singleGroupSearches[slot] = statement } else { statements[key] = statement }
         return statement
     }
 
@@ -88,7 +108,8 @@ final class SQLiteConnection {
         SQLiteConnection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path)
     }
 
-    /// Maps SQLite result codes to statuses as Apple's securityd does (spec §6.1 last row).
+    /// Maps SQLite result codes to statuses as Apple's securityd does (spec §6.1 last row); the
+    /// error keeps the extended code as its cause.
     static func error(code: Int32, message: String, path: String) -> KeygateError {
         let status: KeygateStatus =
             switch code & 0xff {
@@ -100,25 +121,57 @@ final class SQLiteConnection {
             default: .notAvailable
             }
         let hint = code & 0xff == SQLITE_NOTADB ? " (not a Keygate database, or damaged; the file was not changed)" : ""
-        return KeygateError(status, "SQLite error \(code) on \(path): \(message)\(hint)")
+        return KeygateError(
+            status, "SQLite error \(code) on \(path): \(message)\(hint)",
+            cause: .sqlite(SQLiteResultCode(rawValue: code)))
     }
+}
+
+/// What a cached statement is found by: its text for statements run seldom, or a name (and
+/// the shape of its conditions) for the ones run on every read and write.
+enum StatementKey: Hashable {
+    /// A statement cached by its SQL text.
+    case text(String)
+    /// The item search: which optional conditions it has (a bit each) and how many access groups.
+    case search(conditions: UInt8, groups: Int)
+    /// The item insert.
+    case insert
+    /// The nonce of one item, for the lost-update check.
+    case currentNonce
+    /// Moving a row out of the primary key's way during a replace.
+    case park
+    /// The item update.
+    case update
+    /// The item delete.
+    case delete
 }
 
 /// A prepared statement, finalized in `deinit`.
 final class SQLiteStatement {
     private let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
+    /// Texts bound since the last reset, copied here once and bound without SQLite copying
+    /// them again (`SQLITE_STATIC`): they stay put until ``reset()`` clears the bindings.
+    private let arena = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 8)
+    private var arenaUsed = 0
 
     init(handle: OpaquePointer, connection: SQLiteConnection) {
         self.handle = handle
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(handle) }
+    // finalize returns the error of the last step, which step() already threw.
+    deinit {
+        _ = sqlite3_finalize(handle)
+        arena.deallocate()
+    }
 
+    /// Ends the current run and clears the bindings. Reset returns the last step's error, which
+    /// ``step()`` already threw; clearing bindings cannot fail.
     func reset() {
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        _ = sqlite3_reset(handle)
+        _ = sqlite3_clear_bindings(handle)
+        arenaUsed = 0
     }
 
     /// A value to bind.
@@ -131,27 +184,42 @@ final class SQLiteStatement {
 
     /// Binds `values` to parameters 1…n.
     func bind(_ values: [Value]) throws(KeygateError) {
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32 =
-                switch value {
-                case .text(let text):
-                    // Bound with its byte length, so a text holding NUL is stored whole.
-                    (Array(text.utf8) + [0]).withUnsafeBytes { raw in
-                        sqlite3_bind_text(
-                            handle, index, raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(raw.count - 1),
-                            keygate_sqlite_transient())
-                    }
-                case .integer(let number): sqlite3_bind_int64(handle, index, number)
-                case .blob(let bytes):
-                    bytes.withUnsafeBytes { raw in
-                        sqlite3_bind_blob(
-                            handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
-                            keygate_sqlite_transient())
-                    }
-                case .null: sqlite3_bind_null(handle, index)
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    /// Binds one value to parameter `index` (1-based), without building an array.
+    func bind(_ value: Value, at index: Int32) throws(KeygateError) {
+        let code: Int32 =
+            switch value {
+            case .text(let text): bind(text: text, at: index)
+            case .integer(let number): sqlite3_bind_int64(handle, index, number)
+            case .blob(let bytes):
+                bytes.withUnsafeBytes { raw in
+                    sqlite3_bind_blob(
+                        handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                        keygate_sqlite_transient())
                 }
-            guard code == SQLITE_OK else { throw connection.error(code) }
+            case .null: sqlite3_bind_null(handle, index)
+            }
+        guard code == SQLITE_OK else { throw connection.error(code) }
+    }
+
+    /// Binds a text with its byte length (so a text holding NUL is stored whole): copied into
+    /// the statement's arena when it fits (no allocation), else copied by SQLite.
+    private func bind(text: String, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            if utf8.count <= arena.count - arenaUsed, let source = utf8.baseAddress {
+                let target = arena.baseAddress! + arenaUsed
+                target.copyMemory(from: source, byteCount: utf8.count)
+                arenaUsed += utf8.count
+                return sqlite3_bind_text(
+                    handle, index, target.assumingMemoryBound(to: CChar.self), Int32(utf8.count), nil)
+            }
+            return sqlite3_bind_text(
+                handle, index,
+                UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                    .assumingMemoryBound(to: CChar.self), Int32(utf8.count), keygate_sqlite_transient())
         }
     }
 
@@ -176,6 +244,16 @@ final class SQLiteStatement {
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
+    /// Whether the text (or blob) in `column` is exactly `bytes`, compared in place.
+    func columnEquals(_ column: Int32, _ bytes: [UInt8]) -> Bool {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return false }
+        let base = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count == bytes.count else { return false }
+        guard count > 0, let base else { return count == 0 }
+        return bytes.withUnsafeBytes { memcmp($0.baseAddress!, base, count) == 0 }
+    }
+
     func text(_ column: Int32) -> String? {
         guard let base = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
@@ -188,6 +266,10 @@ final class SQLiteStatement {
         guard !isNull(column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
-        return Array(UnsafeRawBufferPointer(start: base, count: count))
+        // One memcpy: Array's generic initialiser from a raw buffer copies byte by byte.
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            memcpy(buffer.baseAddress!, base, count)
+            initialized = count
+        }
     }
 }

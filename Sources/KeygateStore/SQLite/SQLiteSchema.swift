@@ -52,8 +52,8 @@ enum SQLiteSchema {
             guard version <= migrations.count else {
                 throw KeygateError(
                     .notAvailable,
-                    "\(connection.path) has schema version \(version), newer than this Keygate knows (\(migrations.count))"
-                )
+                    "\(connection.path) has schema version \(version), newer than this Keygate knows (\(migrations.count))",
+                    condition: .newerSchema)
             }
             for index in version..<migrations.count {
                 try connection.execute(migrations[index].sql)
