@@ -43,14 +43,9 @@ extension ItemIdentity {
 }
 
 extension String {
-    /// Equal UTF-8 bytes (no Unicode normalisation, unlike `==`); compared over contiguous
-    /// storage when both strings keep it, as native strings do.
+    /// Equal UTF-8 bytes (no Unicode normalisation, unlike `==`).
     package func sameBytes(as other: String) -> Bool {
         let (left, right) = (utf8, other.utf8)
-        guard left.count == right.count else { return false }
-        let compared = left.withContiguousStorageIfAvailable { mine in
-            right.withContiguousStorageIfAvailable { theirs in mine.elementsEqual(theirs) }
-        }
-        return (compared ?? nil) ?? left.elementsEqual(right)
+        return left.count == right.count && left.elementsEqual(right)
     }
 }
