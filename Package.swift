@@ -42,7 +42,10 @@ let package = Package(
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
         // The command-line tool.
         .executableTarget(
-            name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+            name: "keygate",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux", "CCommandLine"]),
+        // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
+        .target(name: "CCommandLine"),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(

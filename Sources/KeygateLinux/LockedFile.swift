@@ -1,4 +1,5 @@
-package import Foundation
+package import FoundationEssentials
+import Glibc
 import KeygatePolicy
 
 /// A small JSON file shared by concurrent invocations: every read-modify-write happens under
@@ -37,7 +38,7 @@ package struct LockedFile {
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw KeygateError(.io, "cannot write \(temporary)") }
-        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let written = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
         guard written == data.count, rename(temporary, path) == 0 else {
             unlink(temporary)
