@@ -1,5 +1,5 @@
-public import KeygatePolicy
 import Glibc
+public import KeygatePolicy
 
 /// Where an application's Keygate files live, following the XDG base directories:
 ///

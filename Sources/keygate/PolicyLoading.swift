@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import KeygateLinux
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// Where the CLI finds organisation policies, and who the calling program is.

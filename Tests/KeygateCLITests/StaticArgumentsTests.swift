@@ -45,7 +45,8 @@ import Testing
         let hook = Self.root + "/Sources/CCommandLine"
         #expect(
             try Self.run(
-                Self.tool("clang"), ["-c", "-O2", "-I", hook + "/include", hook + "/capture.c", "-o", path + "/capture.o"]
+                Self.tool("clang"),
+                ["-c", "-O2", "-I", hook + "/include", hook + "/capture.c", "-o", path + "/capture.o"]
             ).1 == 0)
         for (name, extra) in [("plain", [String]()), ("hooked", [path + "/capture.o"])] {
             #expect(

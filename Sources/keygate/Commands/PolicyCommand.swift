@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import KeygateLinux
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// `keygate policy check|explain|test`: organisation policies in CI and at a desk.

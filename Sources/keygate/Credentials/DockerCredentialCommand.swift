@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import KeygateLinux
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 import KeygateStore
 
