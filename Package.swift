@@ -33,7 +33,8 @@ let package = Package(
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libsystemd.so.0 is opened at the first D-Bus question (Sources/CSystemd/loader.h), not linked.
+        .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
         // standard paths, askpass, and the one-call setup for apps.
         .target(

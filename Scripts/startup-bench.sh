@@ -17,6 +17,7 @@ trap 'kill $bus_pid 2>/dev/null || true; rm -rf "$work" "$store"' EXIT
 bus_pid=
 printf 'print("hello")\n' > "$work/hello.swift"
 "${SWIFTC:-swiftc}" -O -static-stdlib "$work/hello.swift" -o "$work/hello-static" 2>/dev/null
+"${SWIFTC:-swiftc}" -O -static-stdlib -Xclang-linker -no-pie "$work/hello.swift" -o "$work/hello-nopie" 2>/dev/null
 cat > "$work/bus.conf" <<CONF
 <busconfig><listen>unix:path=$work/bus</listen><auth>EXTERNAL</auth>
 <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
@@ -28,7 +29,8 @@ python3 - "$work" "$store" "${ROUNDS:-60}" "$@" <<'PY'
 import os, statistics, subprocess, sys, time
 work, store, rounds, binaries = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 base = {"PATH": "/usr/bin:/bin", "HOME": work, "XDG_DATA_HOME": store + "/data"}
-variants = [("static Swift hello", [work + "/hello-static"], base)]
+variants = [("static Swift hello", [work + "/hello-static"], base),
+            ("static Swift hello, non-PIE", [work + "/hello-nopie"], base)]
 for index, binary in enumerate(binaries):
     data = "%s/data%d" % (store, index)
     env = dict(base, XDG_DATA_HOME=data)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <systemd/sd-bus.h>
+#include "loader.h"
 
 /// The answer of `keygate_fprintd_fingers`, filled in by it.
 typedef struct {
@@ -190,12 +191,13 @@ static inline int keygate_fprintd_device(
 /// `timeout_usec` for everything (connecting, authenticating, every call).
 ///
 /// Returns 0 with `answer->listing` set (empty text when there is no reader); `-ENOENT` when there is
-/// no bus socket; a negative errno otherwise (`answer->error_name` names a D-Bus error reply, if one
+/// no bus socket; `-ELIBACC` when libsystemd cannot be opened; a negative errno otherwise (`answer->error_name` names a D-Bus error reply, if one
 /// came: `org.freedesktop.DBus.Error.ServiceUnknown` when fprintd is not installed).
 static inline int keygate_fprintd_fingers(
     const char *address, const char *user, uint64_t timeout_usec, keygate_fprintd_answer *answer) {
     answer->listing = NULL;
     answer->error_name[0] = '\0';
+    if (!keygate_sd_bus_load()) return -ELIBACC;
     uint64_t deadline = keygate_bus_now_usec() + timeout_usec;
 
     sd_bus *bus = NULL;

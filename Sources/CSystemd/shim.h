@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <systemd/sd-bus.h>
+#include "loader.h"
 
 /// The answer of `keygate_logind_locked_hint`, filled in by it.
 typedef struct {
@@ -65,12 +66,13 @@ static inline int keygate_logind_on_reply(sd_bus_message *reply, void *userdata,
 /// `timeout_usec`; past it the result is `-ETIMEDOUT`.
 ///
 /// Returns 0 with `answer->locked` set; a negative errno when the bus cannot be opened (`-ENOENT`:
-/// there is no bus socket), or when the call fails (`answer->error_name` then names a D-Bus error
-/// reply, if there was one).
+/// there is no bus socket; `-ELIBACC`: libsystemd cannot be opened), or when the call fails
+/// (`answer->error_name` then names a D-Bus error reply, if there was one).
 static inline int keygate_logind_locked_hint(
     const char *address, const char *session_id, uint64_t timeout_usec, keygate_logind_answer *answer) {
     answer->locked = 0;
     answer->error_name[0] = '\0';
+    if (!keygate_sd_bus_load()) return -ELIBACC;
     int r;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
