@@ -42,7 +42,7 @@ test: deps
 # so start-up binds a handful of C libraries instead of 25 shared objects, and not position
 # independent, so the loader has no 43,000 relative relocations to apply (5 ms of start-up).
 # The CCommandLine hook keeps its arguments visible under LD_PRELOAD=libpam_wrapper.so.
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 
