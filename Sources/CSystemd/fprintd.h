@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <systemd/sd-bus.h>
-#include "loader.h"
+#include "bus.h"
 
 /// The answer of `keygate_fprintd_fingers`, filled in by it.
 typedef struct {
@@ -27,65 +27,6 @@ typedef struct {
 static inline void keygate_fprintd_answer_free(keygate_fprintd_answer *answer) {
     free(answer->listing);
     answer->listing = NULL;
-}
-
-static inline uint64_t keygate_bus_now_usec(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
-}
-
-/// State shared by `keygate_bus_call_until` and its callback.
-typedef struct {
-    int done;
-    sd_bus_message *reply;
-} keygate_bus_pending;
-
-static inline int keygate_bus_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-    (void)ret_error;
-    keygate_bus_pending *pending = (keygate_bus_pending *)userdata;
-    pending->done = 1;
-    pending->reply = sd_bus_message_ref(reply);
-    return 0;
-}
-
-/// Sends `call` and waits for its reply until `deadline` (CLOCK_MONOTONIC, µs). Returns 0 with
-/// `*reply` set (unref it), `-ETIMEDOUT` past the deadline, or a negative errno for an error reply
-/// (its name copied to `error_name`).
-static inline int keygate_bus_call_until(
-    sd_bus *bus, sd_bus_message *call, uint64_t deadline, sd_bus_message **reply, char error_name[128]) {
-    *reply = NULL;
-    keygate_bus_pending pending = {0, NULL};
-    sd_bus_slot *slot = NULL;
-    uint64_t now = keygate_bus_now_usec();
-    if (now >= deadline) return -ETIMEDOUT;
-    int r = sd_bus_call_async(bus, &slot, call, keygate_bus_on_reply, &pending, deadline - now);
-    while (r >= 0 && !pending.done) {
-        r = sd_bus_process(bus, NULL);
-        if (r < 0 || pending.done) break;
-        if (r > 0) continue;
-        now = keygate_bus_now_usec();
-        if (now >= deadline) {
-            r = -ETIMEDOUT;
-            break;
-        }
-        r = sd_bus_wait(bus, deadline - now);
-    }
-    sd_bus_slot_unref(slot);
-    if (r < 0 && !pending.done) return r;
-    if (pending.reply == NULL) return r < 0 ? r : -EIO;
-    const sd_bus_error *error = sd_bus_message_get_error(pending.reply);
-    if (error != NULL) {
-        if (error->name != NULL) {
-            strncpy(error_name, error->name, 127);
-            error_name[127] = '\0';
-        }
-        int code = sd_bus_error_get_errno(error);
-        sd_bus_message_unref(pending.reply);
-        return code > 0 ? -code : -EIO;
-    }
-    *reply = pending.reply;
-    return 0;
 }
 
 /// A growing text buffer for the listing.
@@ -197,20 +138,10 @@ static inline int keygate_fprintd_fingers(
     const char *address, const char *user, uint64_t timeout_usec, keygate_fprintd_answer *answer) {
     answer->listing = NULL;
     answer->error_name[0] = '\0';
-    if (!keygate_sd_bus_load()) return -ELIBACC;
     uint64_t deadline = keygate_bus_now_usec() + timeout_usec;
-
     sd_bus *bus = NULL;
-    int r = sd_bus_new(&bus);
+    int r = keygate_bus_open(address, timeout_usec, &bus);
     if (r < 0) return r;
-    r = sd_bus_set_address(bus, address);
-    if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
-    if (r >= 0) r = sd_bus_start(bus);
-    if (r < 0) {
-        sd_bus_unref(bus);
-        return r;
-    }
-    sd_bus_set_method_call_timeout(bus, timeout_usec);
 
     keygate_fprintd_text text = {NULL, 0, 0};
     sd_bus_message *call = NULL, *reply = NULL;

@@ -248,6 +248,23 @@ extension PrivateSystemBus {
         """#
 }
 
+/// Runs a question on a thread of its own and waits a bounded time for the answer, so a hang
+/// fails a test instead of stalling it.
+final class OnThread<Value: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var value: Value?
+
+    /// `body`'s value, or nil when it has not returned within `seconds`.
+    static func value(within seconds: Double, _ body: @escaping @Sendable () -> Value) -> Value? {
+        let box = OnThread()
+        Thread {
+            box.value = body()
+            box.done.signal()
+        }.start()
+        return box.done.wait(timeout: .now() + seconds) == .success ? box.value : nil
+    }
+}
+
 /// A Unix socket that accepts connections (the kernel's backlog) and never says a word: a
 /// bus that never answers.
 final class SilentSocket {
