@@ -37,7 +37,8 @@ let package = Package(
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libsystemd.so.0 is opened at the first D-Bus question (Sources/CSystemd/loader.h), not linked.
+        .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
         // standard paths, askpass, and the one-call setup for apps.
         .target(
@@ -49,7 +50,10 @@ let package = Package(
         ),
         // The command-line tool.
         .executableTarget(
-            name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+            name: "keygate",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux", "CCommandLine"]),
+        // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
+        .target(name: "CCommandLine"),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(

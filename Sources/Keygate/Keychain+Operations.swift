@@ -365,12 +365,14 @@ extension Keychain {
     /// delete naming the item's bound enrollment hash and the current one: when the record
     /// cannot be written nothing is removed) and left out.
     func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
+        let records = try store.items(matching: filter)
+        readBiometry(for: records.map(\.fields.accessControl), context: context)
         var state = context.state
         state.interaction = .fail
         let now = context.clock.now()
         var found = Candidates(state: state)
         var gone: [ItemID] = []
-        for record in try store.items(matching: filter) {
+        for record in records {
             guard record.damage == nil else {
                 found.alive.append(record)
                 found.decisions.append(nil)

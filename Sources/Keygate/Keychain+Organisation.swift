@@ -73,6 +73,7 @@ extension Keychain {
         _ action: PolicyAction, _ fields: ItemFields, requirements: [Requirement], freshWithin: Int?,
         context: AuthenticationContext
     ) throws(KeygateError) -> [Requirement] {
+        readBiometry(for: [fields.accessControl], requirements: requirements, context: context)
         let now = context.clock.now()
         var state = context.state
         if let freshWithin { state.setReuseSeconds(min(state.reuseSeconds, freshWithin)) }

@@ -74,7 +74,8 @@ public final class Keychain: Sendable {
     // MARK: - Shared steps
 
     /// The context for one call: the caller's, or a fresh one; bound to this keychain's clock
-    /// and ledger, and refreshed from the device.
+    /// and ledger, and refreshed from the device (its biometry read only when an item or rule
+    /// of the call involves it: ``readBiometry(for:requirements:context:)``).
     /// - Throws: `errSecParam` when the caller's context reads another clock.
     func context(_ given: AuthenticationContext?) throws(KeygateError) -> AuthenticationContext {
         let context =
@@ -82,7 +83,7 @@ public final class Keychain: Sendable {
             ?? AuthenticationContext(
                 state: AuthenticationState(interaction: defaultInteraction), clock: clock, ledger: attempts)
         try context.bind(clock: clock, ledger: attempts)
-        if let device { context.refresh(from: device) }
+        if let device { context.refreshDeferringBiometry(from: device) }
         return context
     }
 
@@ -152,6 +153,7 @@ public final class Keychain: Sendable {
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
         var known = allowed.flatMap { $0.isAllowed ? $0 : nil }
+        readBiometry(for: [control], context: context)
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction

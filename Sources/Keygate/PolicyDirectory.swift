@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 public import KeygatePolicy
 
 /// Reads organisation policies from disk: every `.policy` file (text) and `.policy.json`
@@ -12,15 +13,21 @@ public enum PolicyDirectory {
     /// The policy files of `directory`, sorted by name; empty when it does not exist.
     /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) when it is not a directory or cannot be read.
     public static func files(in directory: String) throws(KeygateError) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
-        guard isDirectory.boolValue else { throw KeygateError(.param, "\(directory): not a policy directory") }
+        guard let isDirectory = Self.isDirectory(directory) else { return [] }
+        guard isDirectory else { throw KeygateError(.param, "\(directory): not a policy directory") }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             throw KeygateError(.param, "\(directory): cannot read the policy directory")
         }
         return names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".policy") || $0.hasSuffix(".policy.json")) }
             .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-            .map { (directory as NSString).appendingPathComponent($0) }
+            .map { directory.hasSuffix("/") ? directory + $0 : directory + "/" + $0 }
+    }
+
+    /// Whether `path` (symbolic links followed) is a directory; nil when nothing is there.
+    static func isDirectory(_ path: String) -> Bool? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mode & S_IFMT == S_IFDIR
     }
 
     /// The document in one file: `.policy.json` decoded as JSON, anything else parsed as text.
@@ -60,9 +67,7 @@ public enum PolicyDirectory {
     public static func load(_ paths: [String]) throws(KeygateError) -> PolicySet {
         var combined = PolicyDocument()
         for path in paths {
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            let files = exists && !isDirectory.boolValue ? [path] : try Self.files(in: path)
+            let files = Self.isDirectory(path) == false ? [path] : try Self.files(in: path)
             for file in files {
                 let document = try document(at: file)
                 combined.rules += document.rules

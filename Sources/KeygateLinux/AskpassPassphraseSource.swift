@@ -1,4 +1,4 @@
-public import Foundation
+import Glibc
 public import KeygatePAM
 
 /// Answers PAM prompts through an askpass program, as `ssh` and `sudo -A` do, for GUI apps
@@ -15,7 +15,7 @@ public final class AskpassPassphraseSource: PassphraseSource {
 
     /// The askpass program the environment names, or nil when it names none.
     public static func fromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment
+        _ environment: [String: String] = ProcessEnvironment.current()
     ) -> AskpassPassphraseSource? {
         if let program = environment["KEYGATE_ASKPASS"], !program.isEmpty {
             return AskpassPassphraseSource(program: program)
@@ -35,31 +35,63 @@ public final class AskpassPassphraseSource: PassphraseSource {
 
     /// The answer the program printed, or nil when it failed or was dismissed.
     public func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = [prompt.reason.isEmpty ? prompt.text : prompt.reason + "\n" + prompt.text]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
+        let argument = prompt.reason.isEmpty ? prompt.text : prompt.reason + "\n" + prompt.text
+        guard let (pid, descriptor) = Self.spawn(program, argument) else { return nil }
         var answer = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 1024)
         defer {
             answer.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
             chunk.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
         }
-        let descriptor = output.fileHandleForReading.fileDescriptor
         while answer.count <= Self.maximumAnswer {
             let got = read(descriptor, &chunk, chunk.count)
             if got < 0 && errno == EINTR { continue }
             guard got > 0 else { break }
             answer += chunk[0..<got]
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, answer.count <= Self.maximumAnswer else { return nil }
+        close(descriptor)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exitedWithZero = status & 0x7f == 0 && (status >> 8) & 0xff == 0
+        guard exitedWithZero, answer.count <= Self.maximumAnswer else { return nil }
         var length = answer.count
         if length > 0, answer[length - 1] == UInt8(ascii: "\n") { length -= 1 }
         return Passphrase(bytes: answer[0..<length])
+    }
+
+    /// Starts `program` with one argument, standard input from `/dev/null`, standard output
+    /// into a pipe, no signal blocked; its pid and the pipe's reading end, or nil.
+    private static func spawn(_ program: String, _ argument: String) -> (pid_t, Int32)? {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let arguments = [strdup(program), strdup(argument), nil]
+        defer { for pointer in arguments { free(pointer) } }
+        var pid = pid_t()
+        let spawned = arguments.withUnsafeBufferPointer { argv in
+            posix_spawn(&pid, program, &actions, &attributes, argv.baseAddress!, environ)
+        }
+        close(ends[1])
+        guard spawned == 0 else {
+            close(ends[0])
+            return nil
+        }
+        return (pid, ends[0])
     }
 
     /// The longest answer read; a longer one is refused as a cancel.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 public import KeygatePolicy
 
 /// Keygate's failure counters for this user, shared by every process whatever store or

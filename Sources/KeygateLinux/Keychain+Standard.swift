@@ -1,4 +1,3 @@
-public import Foundation
 public import Keygate
 public import KeygatePAM
 public import KeygatePolicy
@@ -33,7 +32,7 @@ extension Keychain {
         application: String, accessGroups: [String]? = nil, passphraseSource: (any PassphraseSource)? = nil,
         interactive: Bool = true, deviceMode: LinuxDevice.Mode = .logind,
         pam: PAMAuthenticator.Configuration = PAMAuthenticator.Configuration(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.current()
     ) throws(KeygateError) -> Keychain {
         let paths = try StandardPaths(application: application, environment: environment)
         let store = try SQLiteItemStore(path: paths.store)

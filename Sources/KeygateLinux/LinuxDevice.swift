@@ -1,4 +1,3 @@
-public import Foundation
 public import KeygatePolicy
 
 /// The device state on Linux, read afresh for every keychain call.
@@ -11,10 +10,10 @@ public import KeygatePolicy
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the ``ProofRecords``.
 /// - **Biometry**: The enrollment source: the file named by `KEYGATE_ENROLLMENT_FILE` (one
-///   template id a line) when set, else `fprintd-list` when fprintd is installed; the set's
-///   hash is the enrollment-set hash. Only a readable, non-empty set makes biometry
-///   available; a missing, unreadable or empty source means no usable sensor, which never
-///   invalidates an item. fprintd lists finger names only, so re-enrolling the same finger
+///   template id a line) when set, else fprintd, asked over D-Bus in process (250 ms deadline),
+///   and only when a call involves biometry; the set's hash is the enrollment-set hash. Only
+///   a readable, non-empty set makes biometry available; a missing, unreadable or empty
+///   source means no usable sensor, which never invalidates an item. fprintd lists finger names only, so re-enrolling the same finger
 ///   is not seen.
 /// - **Passcode**: the account password; always considered set (PAM checks it).
 public struct LinuxDevice: DeviceStateSource {
@@ -44,14 +43,14 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - proofRecords: where a proof during this boot was recorded (unlocked since boot).
     ///   - attemptLedger: the user's failure ledger, shared by every keychain over this device.
     ///   - environment: `XDG_SESSION_ID`, `DBUS_SYSTEM_BUS_ADDRESS` (the system bus when unset),
-    ///     `KEYGATE_ENROLLMENT_FILE` and `PATH` are read from it.
+    ///     and `KEYGATE_ENROLLMENT_FILE` are read from it.
     ///   - logindTimeout: how long the whole question to logind may take before the state
     ///     counts as locked (default 250 ms).
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
     ///     logind did not give), never a secret.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = ProcessEnvironment.current(),
         logindTimeout: Duration = .milliseconds(250),
         onWarning: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -66,7 +65,11 @@ public struct LinuxDevice: DeviceStateSource {
     }
 
     /// The state now: lock state, unlocked since boot, and the enrolled set.
-    public func snapshot() -> DeviceSnapshot {
+    public func snapshot() -> DeviceSnapshot { snapshot(readingBiometry: true) }
+
+    /// The state now; the enrolled set (a file, or fprintd over D-Bus) is read only when
+    /// `readingBiometry` is true, else biometry counts as unavailable.
+    public func snapshot(readingBiometry: Bool) -> DeviceSnapshot {
         let locked: Bool
         switch mode {
         case .unlocked: locked = false
@@ -75,7 +78,7 @@ public struct LinuxDevice: DeviceStateSource {
         }
         let bootRecorded = proofRecords?.bootRecorded ?? false
         let enrollment: EnrollmentSetHash?
-        switch EnrollmentSource.read(environment: environment) {
+        switch readingBiometry ? EnrollmentSource.read(environment: environment) : .unavailable(why: nil) {
         case .enrolled(let hash):
             enrollment = hash
         case .unavailable(let why):

@@ -1,4 +1,5 @@
-package import Foundation
+package import FoundationEssentials
+import Glibc
 import KeygatePolicy
 
 /// A small JSON file shared by concurrent invocations: every read-modify-write happens under
@@ -49,7 +50,7 @@ package struct LockedFile {
             throw KeygateError(
                 .io, "cannot write \(temporary): \(String(cString: strerror(code)))", cause: .errno(code))
         }
-        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let written = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         let writeError = written < 0 ? errno : 0
         let closed = close(descriptor) == 0
         guard written == data.count, closed, rename(temporary, path) == 0 else {

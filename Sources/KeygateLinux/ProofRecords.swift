@@ -1,4 +1,5 @@
-public import Foundation
+import FoundationEssentials
+import Glibc
 public import KeygatePolicy
 
 /// Proof records kept between processes, like sudo's timestamps: in the application's
@@ -38,7 +39,7 @@ public struct ProofRecords: Sendable {
     /// missing), or nil when there is no runtime directory at all.
     /// - Throws: `errSecIO` when the directory is not a private directory of this user
     ///   (nothing is reused then; say so and go on).
-    public static func open(directory: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func open(directory: String?, environment: [String: String] = ProcessEnvironment.current())
         throws(KeygateError) -> ProofRecords?
     {
         guard let directory else { return nil }
@@ -53,7 +54,7 @@ public struct ProofRecords: Sendable {
         }
         let boot =
             (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown-boot"
+            .trimmingWhitespace ?? "unknown-boot"
         let session = environment["XDG_SESSION_ID"].flatMap { $0.isEmpty ? nil : $0 }
         return ProofRecords(directory: directory, uid: geteuid(), bootID: boot, session: session)
     }
@@ -91,8 +92,8 @@ public struct ProofRecords: Sendable {
     public func save(_ proofs: [Proof]) throws {
         guard !proofs.isEmpty else { return }
         if !bootRecorded {
-            _ = FileManager.default.createFile(
-                atPath: bootPath, contents: Data(), attributes: [.posixPermissions: 0o600])
+            let descriptor = Glibc.open(bootPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if descriptor >= 0 { close(descriptor) }
         }
         guard let session else { return }
         try file.withLock {

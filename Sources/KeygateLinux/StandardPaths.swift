@@ -1,4 +1,4 @@
-public import Foundation
+import Glibc
 public import KeygatePolicy
 
 /// Where an application's Keygate files live, following the XDG base directories:
@@ -28,7 +28,7 @@ public struct StandardPaths: Hashable, Sendable {
     /// The paths of `application` (a reverse-DNS name such as `com.example.app`, or `keygate`).
     /// - Throws: `errSecParam` for a name that is empty, `.` or `..`, has a `/` or a control
     ///   character; `errSecNotAvailable` when neither `XDG_DATA_HOME` nor `HOME` is an absolute path.
-    public init(application: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public init(application: String, environment: [String: String] = ProcessEnvironment.current())
         throws(KeygateError)
     {
         guard !application.isEmpty, application != ".", application != "..", !application.contains("/"),
@@ -47,5 +47,30 @@ public struct StandardPaths: Hashable, Sendable {
         dataDirectory = base + "/" + application
         ledgerDirectory = base + "/keygate"
         runtimeDirectory = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 + "/" + application : nil }
+    }
+}
+
+extension StandardPaths {
+    /// The directory part of `path`, as `NSString.deletingLastPathComponent` gives it:
+    /// `/a/b/c` is `/a/b`, `/c` is `/`, `c` is empty; trailing slashes are ignored.
+    package static func directory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    /// `name` inside `directory` (one `/` between them; `name` alone when `directory` is empty).
+    package static func joined(_ directory: String, _ name: String) -> String {
+        if directory.isEmpty { return name }
+        return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// This user's home directory: `HOME`, else the passwd entry's.
+    package static func homeDirectory() -> String {
+        if let home = getenv("HOME"), home.pointee != 0 { return String(cString: home) }
+        guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return "/" }
+        return String(cString: directory)
     }
 }

@@ -1,22 +1,34 @@
-import Foundation
+import Glibc
 
 /// Writes to the standard streams. Secrets never pass through here as text.
 enum Console {
     /// Writes `text` and a newline to standard output.
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(1, text + "\n")
     }
 
     /// Writes one message line to standard error, with its control characters escaped
     /// (``escaped(_:)``), so a name, path or argument echoed in it can never break the line
     /// or drive the terminal: the last line stays `keygate: … (errSecName N)`.
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data((escaped(text) + "\n").utf8))
+        write(2, escaped(text) + "\n")
     }
 
     /// Writes a block of lines that keygate wrote itself (a usage text) to standard error, as is.
     static func errBlock(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(2, text + "\n")
+    }
+
+    /// Writes `text` whole to `descriptor` (a message: a failure to write it is not reported).
+    private static func write(_ descriptor: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 
     /// `text` with every control character made visible: newline, carriage return and tab as

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeygateLinux
 import KeygatePAM
 import KeygatePolicy
@@ -35,7 +36,7 @@ struct GlobalOptions: Sendable {
             passphraseDescriptor = descriptor
         }
         noInteraction = arguments.flags.contains("no-interaction")
-        let state = arguments.values["device-state"] ?? ProcessInfo.processInfo.environment["KEYGATE_DEVICE_STATE"]
+        let state = arguments.values["device-state"] ?? ProcessEnvironment.value("KEYGATE_DEVICE_STATE")
         if let state {
             guard let mode = LinuxDevice.Mode(rawValue: state) else {
                 throw Arguments.UsageError(
@@ -47,7 +48,7 @@ struct GlobalOptions: Sendable {
         store = store.map(Self.absolute)
         audit = audit.map(Self.absolute)
         policies = policies.map(Self.absolute)
-        let reuse = arguments.values["reuse-seconds"] ?? ProcessInfo.processInfo.environment["KEYGATE_REUSE_SECONDS"]
+        let reuse = arguments.values["reuse-seconds"] ?? ProcessEnvironment.value("KEYGATE_REUSE_SECONDS")
         if let reuse {
             guard let seconds = Int(reuse), seconds >= 0 else {
                 throw Arguments.UsageError(message: "--reuse-seconds needs a whole number of seconds, not '\(reuse)'")
@@ -84,7 +85,7 @@ struct GlobalOptions: Sendable {
     /// The audit trail: `--audit`, else `audit.jsonl` beside the store.
     func auditPath() throws(KeygateError) -> String {
         if let audit { return audit }
-        return (try storePath() as NSString).deletingLastPathComponent + "/audit.jsonl"
+        return StandardPaths.directory(of: try storePath()) + "/audit.jsonl"
     }
 
     /// Where the user's failure counters live: the default data directory (the same for every
@@ -94,7 +95,7 @@ struct GlobalOptions: Sendable {
         if let defaultDirectory = try? SQLiteItemStore.defaultDirectory() {
             directory = defaultDirectory
         } else {
-            directory = (try storePath() as NSString).deletingLastPathComponent
+            directory = StandardPaths.directory(of: try storePath())
         }
         try? FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

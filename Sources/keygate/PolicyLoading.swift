@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// Where the CLI finds organisation policies, and who the calling program is.
@@ -14,11 +16,10 @@ extension GlobalOptions {
         if let policies { return [policies] }
         var paths: [String] = []
         if FileManager.default.fileExists(atPath: Self.systemPolicies) { paths.append(Self.systemPolicies) }
-        let environment = ProcessInfo.processInfo.environment
         let config =
-            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".config")
-        paths.append((config as NSString).appendingPathComponent("keygate/policies"))
+            ProcessEnvironment.value("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? StandardPaths.joined(StandardPaths.homeDirectory(), ".config")
+        paths.append(StandardPaths.joined(config, "keygate/policies"))
         return paths
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 let status: ExitStatus
 do throws(Arguments.UsageError) {

@@ -95,48 +95,38 @@ import Testing
         #expect(try Self.listedAccounts(world) == ["plain", "presence"])
     }
 
-    /// The same rule for fprintd: a failing `fprintd-list`, output it does not understand, or
-    /// no finger enrolled is biometry unavailable, never a change of the enrolled set.
-    @Test func failingOrUnparseableFprintdNeverDeletesItems() throws {
+    /// The same rule for fprintd, now asked over D-Bus in process: a bus without fprintd is
+    /// biometry unavailable, never a change of the enrolled set, and no `fprintd-list` is run
+    /// any more (one on `PATH` that would print another set, and leave a mark, is ignored).
+    /// The D-Bus answers themselves (errors, silence, nothing enrolled) are
+    /// `FprintdEnrollmentTests` in KeygateLinuxTests.
+    @Test func anUnreachableFprintdNeverDeletesItemsAndNoSubprocessIsRun() throws {
         let world = try CLIWorld()
         let bin = world.directory.url.appendingPathComponent("bin").path
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let output = bin + "/output"
-        let status = bin + "/status"
+        let mark = bin + "/ran"
         let script = bin + "/fprintd-list"
-        try "#!/bin/sh\ncat '\(output)'\nexit $(cat '\(status)')\n".write(
-            toFile: script, atomically: true, encoding: .utf8)
-        #expect(chmod(script, 0o755) == 0)
-        func fprintd(_ text: String, exit code: Int = 0) throws {
-            try text.write(toFile: output, atomically: true, encoding: .utf8)
-            try "\(code)\n".write(toFile: status, atomically: true, encoding: .utf8)
-        }
-        world.extraEnvironment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let user = PAMWorld.currentUser()
-        let listing = """
-            found 1 devices
-            Device at /net/reactivated/Fprint/Device/0
-            Using device /net/reactivated/Fprint/Device/0
-            Fingerprints for user \(user) on Test Reader (press):
-             - #0: right-index-finger
-
-            """
-        try fprintd(listing)
+        try """
+        #!/bin/sh
+        touch '\(mark)'
+        printf 'Fingerprints for user \(user) on Test Reader (press):\n - #0: left-thumb\n'
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o755) == 0)
+        world.extraEnvironment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = try world.directory.file(
+            "enrolled", contents: "Test Reader (press):/right-index-finger\n")
         #expect(
             try world.add("api", "finger", Data("bio".utf8), ["--access-control", "biometryCurrentSet"]).status == 0)
 
-        for (text, code) in [
-            ("", 1), ("failed to get devices: the name net.reactivated.Fprint was not provided\n", 1),
-            ("something new\n", 0), ("", 0),
-            ("found 1 devices\nUser \(user) has no fingers enrolled for Test Reader (press).\n", 0),
-        ] {
-            try fprintd(text, exit: code)
-            #expect(try Self.listedAccounts(world) == ["finger"], "\(text) exit \(code)")
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = nil
+        for address in ["unix:path=/nonexistent/keygate-bus", "unix:path=\(world.directory.url.path)/no-bus"] {
+            world.extraEnvironment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+            #expect(try Self.listedAccounts(world) == ["finger"], "\(address)")
+            let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
+            #expect(read.status == 5, "refused for lack of biometry, not gone: \(read.stderr)")
         }
-        try fprintd(listing)
-        #expect(try Self.listedAccounts(world) == ["finger"])
-        try fprintd(listing + " - #1: left-index-finger\n")
-        #expect(try Self.listedAccounts(world) == [], "a readable, different set invalidates")
+        #expect(!FileManager.default.fileExists(atPath: mark), "fprintd-list was run")
     }
 
     // MARK: - Point 11: messages that echo input stay one line

@@ -28,22 +28,7 @@ import Testing
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
         let device = LinuxDevice(
             mode: .logind, environment: environment, logindTimeout: timeout, onWarning: warnings.record)
-        let result = ResultBox()
-        let thread = Thread { result.set(device.snapshot().device.isLocked) }
-        thread.start()
-        return result.wait(seconds: 10)
-    }
-
-    final class ResultBox: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var value: Bool?
-        func set(_ value: Bool) {
-            self.value = value
-            done.signal()
-        }
-        func wait(seconds: Double) -> Bool? {
-            done.wait(timeout: .now() + seconds) == .success ? value : nil
-        }
+        return OnThread.value(within: 10) { device.snapshot(readingBiometry: false).device.isLocked }
     }
 
     @Test func aSessionWhoseLockedHintIsTrueIsLocked() throws {

@@ -69,6 +69,23 @@ final class PrivateSystemBus {
         guard line == "ready\n" else { throw BusError("the mock logind did not start: \(line)") }
     }
 
+    /// Starts a mock fprintd (`net.reactivated.Fprint`) on the bus. `readers` are (name, scan
+    /// type, fingers of every user); `answer` is `"ok"`, `"error"` (every call gets an
+    /// `net.reactivated.Fprint.Error.Internal` reply) or `"silent"` (no call is ever answered).
+    /// Every call it receives is appended, one line each, to ``fprintdCalls``.
+    func startFprintd(readers: [(name: String, scanType: String, fingers: [String])], answer: String = "ok") throws {
+        let script = directory + "/fprintd.py"
+        try Self.mockFprintd.write(toFile: script, atomically: true, encoding: .utf8)
+        let arguments = readers.map { "\($0.name)|\($0.scanType)|\($0.fingers.joined(separator: ","))" }
+        let line = try start(
+            "/usr/bin/python3", [script, fprintdCalls, answer] + arguments,
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+        guard line == "ready\n" else { throw BusError("the mock fprintd did not start: \(line)") }
+    }
+
+    /// The file where the mock fprintd writes one line per call it receives.
+    var fprintdCalls: String { directory + "/fprintd-calls" }
+
     /// Stops every process started here and removes the directory.
     func stop() {
         for process in processes where process.isRunning {
@@ -166,6 +183,86 @@ final class PrivateSystemBus {
         print("ready", flush=True)
         GLib.MainLoop().run()
         """#
+}
+
+extension PrivateSystemBus {
+    /// The fprintd mock: the manager's `GetDevices`, and per reader the `name` and `scan-type`
+    /// properties and `ListEnrolledFingers` (no finger is `NoEnrolledPrints`, as fprintd answers).
+    static let mockFprintd = #"""
+        import sys
+        import dbus, dbus.service, dbus.mainloop.glib
+        from gi.repository import GLib
+
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        calls, answer = sys.argv[1], sys.argv[2]
+        readers = [arg.split("|") for arg in sys.argv[3:]]
+
+        def called(name):
+            with open(calls, "a") as log:
+                log.write(name + "\n")
+            if answer == "error":
+                raise dbus.exceptions.DBusException("broken", name="net.reactivated.Fprint.Error.Internal")
+
+        class Reader(dbus.service.Object):
+            def __init__(self, bus, path, name, scan_type, fingers):
+                super().__init__(bus, path)
+                self.name, self.scan_type = name, scan_type
+                self.fingers = [f for f in fingers.split(",") if f]
+
+            @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v",
+                                 async_callbacks=("reply", "error"))
+            def Get(self, interface, name, reply, error):
+                called("Get " + name)
+                if answer == "silent":
+                    return
+                reply(dbus.String({"name": self.name, "scan-type": self.scan_type}[name]))
+
+            @dbus.service.method("net.reactivated.Fprint.Device", in_signature="s", out_signature="as",
+                                 async_callbacks=("reply", "error"))
+            def ListEnrolledFingers(self, user, reply, error):
+                called("ListEnrolledFingers " + user)
+                if answer == "silent":
+                    return
+                if not self.fingers:
+                    error(dbus.exceptions.DBusException(
+                        "no prints", name="net.reactivated.Fprint.Error.NoEnrolledPrints"))
+                    return
+                reply(dbus.Array(self.fingers, signature="s"))
+
+        class Manager(dbus.service.Object):
+            @dbus.service.method("net.reactivated.Fprint.Manager", in_signature="", out_signature="ao",
+                                 async_callbacks=("reply", "error"))
+            def GetDevices(self, reply, error):
+                called("GetDevices")
+                if answer == "silent":
+                    return
+                reply(dbus.Array([dbus.ObjectPath("/net/reactivated/Fprint/Device/%d" % i)
+                                  for i in range(len(readers))], signature="o"))
+
+        bus = dbus.SystemBus()
+        name = dbus.service.BusName("net.reactivated.Fprint", bus)
+        Manager(bus, "/net/reactivated/Fprint/Manager")
+        kept = [Reader(bus, "/net/reactivated/Fprint/Device/%d" % i, *reader) for i, reader in enumerate(readers)]
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """#
+}
+
+/// Runs a question on a thread of its own and waits a bounded time for the answer, so a hang
+/// fails a test instead of stalling it.
+final class OnThread<Value: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var value: Value?
+
+    /// `body`'s value, or nil when it has not returned within `seconds`.
+    static func value(within seconds: Double, _ body: @escaping @Sendable () -> Value) -> Value? {
+        let box = OnThread()
+        Thread {
+            box.value = body()
+            box.done.signal()
+        }.start()
+        return box.done.wait(timeout: .now() + seconds) == .success ? box.value : nil
+    }
 }
 
 /// A Unix socket that accepts connections (the kernel's backlog) and never says a word: a

@@ -19,6 +19,8 @@ public final class AuthenticationContext: Sendable {
 
     private let storage: Mutex<AuthenticationState>
     private let binding: Mutex<Binding>
+    /// The device whose biometry is read at the first need (``refreshDeferringBiometry(from:)``).
+    let deferredBiometry = Mutex<(any DeviceStateSource)?>(nil)
 
     /// A context starting from `state`.
     /// - Parameters:

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What the device says right now: lock state, passcode, and biometric hardware and enrollment.
 public struct DeviceSnapshot: Hashable, Sendable {
     /// Lock and passcode state.
@@ -30,6 +32,12 @@ public protocol DeviceStateSource: Sendable {
     /// The current state.
     func snapshot() -> DeviceSnapshot
 
+    /// The current state, reading the biometric part only when `readingBiometry` is true;
+    /// without it, biometry is reported unavailable and nothing is enrolled. A source whose
+    /// biometry costs something to read (fprintd over D-Bus) implements it, so a keychain asks
+    /// only for the items and rules that involve biometry. By default the whole ``snapshot()``.
+    func snapshot(readingBiometry: Bool) -> DeviceSnapshot
+
     /// The device-wide failure ledger, when the device keeps one: a keychain over this device
     /// counts failures there (spec §4.3: lockouts are system-wide). nil by default.
     var attemptLedger: (any AttemptLedger)? { get }
@@ -38,15 +46,41 @@ public protocol DeviceStateSource: Sendable {
 extension DeviceStateSource {
     /// No device-wide ledger.
     public var attemptLedger: (any AttemptLedger)? { nil }
+
+    /// The whole ``snapshot()``, biometry included whatever `readingBiometry` says.
+    public func snapshot(readingBiometry: Bool) -> DeviceSnapshot { snapshot() }
 }
 
 extension AuthenticationContext {
     /// Copies the device's current state into the context, keeping its proofs, lockouts and
     /// failure counts.
     public func refresh(from source: any DeviceStateSource) {
-        let snapshot = source.snapshot()
+        deferredBiometry.withLock { $0 = nil }
+        copy(source.snapshot())
+    }
+
+    /// Copies the device's lock and passcode state into the context now, and its biometry
+    /// (sensor and enrolled set) at the first ``readDeferredBiometry()``: until then biometry
+    /// counts as unavailable, the safe side (nothing is invalidated, nothing proved by it).
+    public func refreshDeferringBiometry(from source: any DeviceStateSource) {
+        deferredBiometry.withLock { $0 = source }
+        copy(source.snapshot(readingBiometry: false))
+    }
+
+    /// Reads the biometry that ``refreshDeferringBiometry(from:)`` left for later, once; does
+    /// nothing when it was read already or nothing was deferred.
+    public func readDeferredBiometry() {
+        let pending = deferredBiometry.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
+        guard let source = pending else { return }
+        copy(source.snapshot(readingBiometry: true), device: false)
+    }
+
+    private func copy(_ snapshot: DeviceSnapshot, device: Bool = true) {
         update { state in
-            state.device = snapshot.device
+            if device { state.device = snapshot.device }
             state.biometry.isAvailable = snapshot.biometryAvailable
             state.biometry.enrollment = snapshot.enrollment
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Keygate
 import KeygatePolicy
 import KeygateStore
@@ -111,7 +112,7 @@ enum ItemCommands {
             defer { SecretData.wipe(&bytes) }
             // A terminal gets the line ended, as a shell prompt expects; a pipe gets the exact bytes.
             if isatty(1) == 1 { bytes.append(0x0a) }
-            FileHandle.standardOutput.write(Data(bytes))
+            try StandardStreams.write(bytes)
         }
     }
 

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// `keygate policy check|explain|test`: organisation policies in CI and at a desk.
@@ -228,9 +230,9 @@ enum PolicyCommand {
                 } catch {
                     throw KeygateError(.param, "\(path): invalid policy test file: \(error)")
                 }
-                let base = (path as NSString).deletingLastPathComponent
+                let base = StandardPaths.directory(of: path)
                 set = try PolicyDirectory.load(
-                    file.policies.map { $0.hasPrefix("/") ? $0 : (base as NSString).appendingPathComponent($0) })
+                    file.policies.map { $0.hasPrefix("/") ? $0 : StandardPaths.joined(base, $0) })
             } catch {
                 Console.err("keygate: \(error.description)")
                 return .usage

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 import KeygateStore
 
@@ -53,7 +55,7 @@ enum DockerCredentialCommand {
     static func serverURL() throws(KeygateError) -> String {
         let input = try CredentialInput.read()
         let text = input.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .trimmingWhitespace
         guard !text.isEmpty else { throw KeygateError(.param, "no credentials server URL") }
         return text
     }
