@@ -40,9 +40,11 @@ let package = Package(
             name: "KeygateLinux", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "CSystemd"]),
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
-        // The command-line tool.
-        .executableTarget(
-            name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+        // The command-line tool's commands, as types a test can run in process.
+        .target(
+            name: "KeygateCLI", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+        // The command-line tool: a one-line main over KeygateCLI.
+        .executableTarget(name: "keygate", dependencies: ["KeygateCLI"]),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(
@@ -58,7 +60,9 @@ let package = Package(
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting"]),
-        .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
+        .testTarget(
+            name: "KeygateCLITests",
+            dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
     ],
     swiftLanguageModes: [.v6]
 )
