@@ -42,7 +42,8 @@ let package = Package(
         .target(name: "KeygateTesting", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate"]),
         // The command-line tool's commands, as types a test can run in process.
         .target(
-            name: "KeygateCLI", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+            name: "KeygateCLI",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"]),
 

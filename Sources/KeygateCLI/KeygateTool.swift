@@ -22,10 +22,10 @@ public enum KeygateTool {
     /// The commands, in the order `keygate --help` lists them.
     static var commands: [any CommandEntry.Type] {
         [
-        AddCommand.self, GetCommand.self, UpdateCommand.self, DeleteCommand.self, ListCommand.self,
-        EvaluateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self, LockCommand.self,
-        ProveCommand.self, PolicyCommand.self, DemoCommand.self, GitCredentialCommand.self,
-        DockerCredentialCommand.self,
+            AddCommand.self, GetCommand.self, UpdateCommand.self, DeleteCommand.self, ListCommand.self,
+            EvaluateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self, LockCommand.self,
+            ProveCommand.self, PolicyCommand.self, DemoCommand.self, GitCredentialCommand.self,
+            DockerCredentialCommand.self,
         ]
     }
 

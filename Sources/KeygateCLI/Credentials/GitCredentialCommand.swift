@@ -87,7 +87,8 @@ struct GitCredentialCommand: Command {
             throw KeygateError(.param, "the stored account of \(service) cannot be sent to git (it has a line break)")
         }
         try GitCredential.writeAnswer(username: account, stored: stored, to: context.environment.output)
-        ServedCredentials.open(context.console)?.remember(service: service, account: account, stored: stored, now: Self.now())
+        ServedCredentials.open(context.console)?.remember(
+            service: service, account: account, stored: stored, now: Self.now())
     }
 
     func store(
@@ -98,7 +99,8 @@ struct GitCredentialCommand: Command {
         let query = ItemQuery(service: service, account: username, accessGroup: session.accessGroup)
         let exists = try await !session.matches(query).isEmpty
         if exists
-            && served?.wasServed(service: service, account: username, stored: credential.secret, now: Self.now()) == true
+            && served?.wasServed(service: service, account: username, stored: credential.secret, now: Self.now())
+                == true
         {
             return
         }

@@ -14,7 +14,9 @@ extension StoreOptions {
         if let policies { return [policies] }
         var paths: [String] = []
         if FileManager.default.fileExists(atPath: Self.systemPolicies) { paths.append(Self.systemPolicies) }
-        let home = variables["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? FileManager.default.homeDirectoryForCurrentUser.path
+        let home =
+            variables["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? FileManager.default.homeDirectoryForCurrentUser.path
         let config = variables["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
         paths.append(config + "/keygate/policies")
         return paths

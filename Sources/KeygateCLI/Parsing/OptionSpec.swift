@@ -73,7 +73,7 @@ struct OptionSpec: Sendable, Hashable {
         return zip(lefts, options).map { left, option in
             left.padding(to: width) + option.help + (option.isRequired ? " (required)" : "")
         }
-            .joined(separator: "\n")
+        .joined(separator: "\n")
     }
 }
 

@@ -41,7 +41,8 @@ protocol InputSource: Sendable {
 extension InputSource {
     /// The refusal of an input larger than `limit` bytes.
     static func tooLarge(_ what: String, limit: Int) -> KeygateError {
-        KeygateError(.param, "\(what) on standard input is larger than the limit of \(describe(limit)); nothing was stored")
+        KeygateError(
+            .param, "\(what) on standard input is larger than the limit of \(describe(limit)); nothing was stored")
     }
 
     /// `16 MiB` for whole mebibytes, else a byte count.
@@ -61,7 +62,8 @@ struct DescriptorOutput: OutputTarget {
             let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
-                throw KeygateError(.io, "cannot write \(descriptor == 1 ? "standard output" : "descriptor \(descriptor)")")
+                throw KeygateError(
+                    .io, "cannot write \(descriptor == 1 ? "standard output" : "descriptor \(descriptor)")")
             }
             offset += written
         }

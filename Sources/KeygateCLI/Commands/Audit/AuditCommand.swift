@@ -25,9 +25,9 @@ enum AuditCommand: CommandGroup {
         options: AuditRepairCommand.options, maximumPositionals: nil)
 
     static var subcommands: [any Command.Type] {
-    [
-        AuditShowCommand.self, AuditVerifyCommand.self, AuditRepairCommand.self,
-    ]
+        [
+            AuditShowCommand.self, AuditVerifyCommand.self, AuditRepairCommand.self,
+        ]
     }
 
     static let missingSubcommand = UsageError("expected 'audit show', 'audit verify' or 'audit repair'")

@@ -39,7 +39,8 @@ struct ExportCommand: Command {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw KeygateError(
-                .io, "cannot create \(path): \(String(cString: strerror(errno))) (an existing file is never overwritten)")
+                .io,
+                "cannot create \(path): \(String(cString: strerror(errno))) (an existing file is never overwritten)")
         }
         defer { close(descriptor) }
         let written = backup.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }

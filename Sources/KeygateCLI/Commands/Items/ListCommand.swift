@@ -40,7 +40,7 @@ extension Session {
     func matches(_ query: ItemQuery) async throws(KeygateError) -> [MatchedItem] {
         do {
             return try await keychain.copyMatching(query, context: context)
-        } catch where error.status == .itemNotFound {
+        } catch  where error.status == .itemNotFound {
             return []
         }
     }

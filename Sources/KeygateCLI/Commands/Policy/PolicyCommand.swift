@@ -22,9 +22,9 @@ enum PolicyCommand: CommandGroup {
         options: PolicyExplainCommand.options, maximumPositionals: nil)
 
     static var subcommands: [any Command.Type] {
-    [
-        PolicyCheckCommand.self, PolicyExplainCommand.self, PolicyTestCommand.self,
-    ]
+        [
+            PolicyCheckCommand.self, PolicyExplainCommand.self, PolicyTestCommand.self,
+        ]
     }
 
     static let missingSubcommand = UsageError("missing policy command")

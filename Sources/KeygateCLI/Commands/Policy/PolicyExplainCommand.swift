@@ -82,7 +82,8 @@ struct PolicyExplainCommand: Command {
             if let bound = decision.freshWithin { state.setReuseSeconds(min(state.reuseSeconds, bound)) }
             let item =
                 control ?? (try? AccessControl(protection: .default)) ?? AccessControl(unsatisfiableWith: .default)
-            let own = Evaluator().evaluate(item, operation: request.action.evaluatedOperation, state: state, now: file.now)
+            let own = Evaluator().evaluate(
+                item, operation: request.action.evaluatedOperation, state: state, now: file.now)
             members.append(JSONMember("item", own.report))
             if case .authenticate(let requirement) = own.outcome { combined.insert("\(requirement)", at: 0) }
             let fresh = state.freshFactors(at: file.now)
