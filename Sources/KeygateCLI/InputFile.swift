@@ -50,6 +50,13 @@ enum InputFile {
         return text
     }
 
+    /// The context file at `path` (`evaluate`, `policy explain --context`), at most
+    /// ``contextLimit`` bytes.
+    /// - Throws: ``InputFileError`` naming the file, and the line and field of a bad value.
+    static func context(_ path: String) throws(InputFileError) -> ContextFile {
+        try ContextFile(parsing: text(path, limit: contextLimit), file: path)
+    }
+
     /// `1 MiB`, `256 MiB`, or a byte count.
     static func describe(_ bytes: Int) -> String {
         bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"

@@ -46,8 +46,7 @@ struct EvaluateCommand: Command {
             operation: operation)
         let file: ContextFile
         do throws(InputFileError) {
-            file = try ContextFile(
-                parsing: InputFile.text(contextPath, limit: InputFile.contextLimit), file: contextPath)
+            file = try InputFile.context(contextPath)
         } catch {
             return context.console.refuse(error)
         }

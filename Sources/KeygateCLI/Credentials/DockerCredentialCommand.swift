@@ -108,63 +108,65 @@ struct DockerCredentialCommand: Command {
             throw KeygateError(.param, "no credentials username")
         }
         let secret = SecretData(string("Secret") ?? "")
-        let session = try context.session()
-        defer { session.finish() }
-        let service = Self.prefix + server
-        // One credential per server: another user name's credential for it is replaced.
-        let query = ItemQuery(service: service, accessGroup: session.accessGroup)
-        var all = query
-        all.matchLimit = .all
-        all.returnAttributes = true
-        let existing = try await session.matches(all).compactMap { $0.attributes?.identity.account }
-        if existing.contains(username) {
-            var mine = query
-            mine.account = username
-            try await session.keychain.update(mine, changes: ItemChanges(data: secret), context: session.context)
-        } else {
-            if !existing.isEmpty { try await session.keychain.delete(query, context: session.context) }
-            try await session.keychain.add(
-                AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret),
-                context: session.context)
+        try await context.withSession { session throws(KeygateError) in
+            let service = Self.prefix + server
+            // One credential per server: another user name's credential for it is replaced.
+            let query = ItemQuery(service: service, accessGroup: session.accessGroup)
+            var all = query
+            all.matchLimit = .all
+            all.returnAttributes = true
+            let existing = try await session.matches(all).compactMap { $0.attributes?.identity.account }
+            if existing.contains(username) {
+                var mine = query
+                mine.account = username
+                try await session.keychain.update(mine, changes: ItemChanges(data: secret), context: session.context)
+            } else {
+                if !existing.isEmpty { try await session.keychain.delete(query, context: session.context) }
+                try await session.keychain.add(
+                    AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret),
+                    context: session.context)
+            }
         }
     }
 
     func get(_ server: String, _ context: CommandContext) async throws(KeygateError) {
-        let session = try context.session()
-        defer { session.finish() }
-        var query = ItemQuery(
-            service: Self.prefix + server, accessGroup: session.accessGroup, returnData: true, returnAttributes: true)
-        query.operationPrompt = "docker asks for your credential for \(server)"
-        let items = try await session.keychain.copyMatching(query, context: session.context)
-        guard let item = items.first, let secret = item.data, let username = item.attributes?.identity.account else {
-            throw KeygateError(.itemNotFound, Self.notFound)
+        try await context.withSession { session throws(KeygateError) in
+            var query = ItemQuery(
+                service: Self.prefix + server, accessGroup: session.accessGroup, returnData: true,
+                returnAttributes: true)
+            query.operationPrompt = "docker asks for your credential for \(server)"
+            let items = try await session.keychain.copyMatching(query, context: session.context)
+            guard let item = items.first, let secret = item.data, let username = item.attributes?.identity.account
+            else {
+                throw KeygateError(.itemNotFound, Self.notFound)
+            }
+            var out = Array("{\"ServerURL\":".utf8)
+            defer { SecretData.wipe(&out) }
+            out += Array(JSONValue.string(server).rendered.utf8)
+            out += Array(",\"Username\":".utf8) + Array(JSONValue.string(username).rendered.utf8)
+            out += Array(",\"Secret\":".utf8)
+            secret.withUnsafeBytes { JSONBytes.appendString($0, to: &out) }
+            out += Array("}\n".utf8)
+            try context.environment.output.write(out)
         }
-        var out = Array("{\"ServerURL\":".utf8)
-        defer { SecretData.wipe(&out) }
-        out += Array(JSONValue.string(server).rendered.utf8)
-        out += Array(",\"Username\":".utf8) + Array(JSONValue.string(username).rendered.utf8)
-        out += Array(",\"Secret\":".utf8)
-        secret.withUnsafeBytes { JSONBytes.appendString($0, to: &out) }
-        out += Array("}\n".utf8)
-        try context.environment.output.write(out)
     }
 
     func erase(_ server: String, _ context: CommandContext) async throws(KeygateError) {
-        let session = try context.session()
-        defer { session.finish() }
-        try await session.keychain.delete(
-            ItemQuery(service: Self.prefix + server, accessGroup: session.accessGroup), context: session.context)
+        try await context.withSession { session throws(KeygateError) in
+            try await session.keychain.delete(
+                ItemQuery(service: Self.prefix + server, accessGroup: session.accessGroup), context: session.context)
+        }
     }
 
     func list(_ context: CommandContext) async throws(KeygateError) {
-        let session = try context.session()
-        defer { session.finish() }
-        var query = ItemQuery(accessGroup: session.accessGroup, returnAttributes: true)
-        query.matchLimit = .all
-        let members = try await session.matches(query).compactMap { $0.attributes?.identity }
-            .filter { $0.service.hasPrefix(Self.prefix) }
-            .map { JSONMember(String($0.service.dropFirst(Self.prefix.count)), .string($0.account)) }
-        context.console.out(JSONValue.object(members).rendered)
+        try await context.withSession { session throws(KeygateError) in
+            var query = ItemQuery(accessGroup: session.accessGroup, returnAttributes: true)
+            query.matchLimit = .all
+            let members = try await session.matches(query).compactMap { $0.attributes?.identity }
+                .filter { $0.service.hasPrefix(Self.prefix) }
+                .map { JSONMember(String($0.service.dropFirst(Self.prefix.count)), .string($0.account)) }
+            context.console.out(JSONValue.object(members).rendered)
+        }
     }
 }
 

@@ -54,12 +54,12 @@ struct GitCredentialCommand: Command {
         guard ["get", "store", "erase"].contains(action) else { return .success }
         let credential = try GitCredential(parsing: try context.environment.input.readCredential())
         guard let service = credential.service else { return .success }
-        let session = try context.session(accessGroup: accessGroup)
-        defer { session.finish() }
-        switch action {
-        case "get": try await get(credential, service: service, session: session, context)
-        case "store": try await store(credential, service: service, session: session, context)
-        default: try await erase(credential, service: service, session: session)
+        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
+            switch action {
+            case "get": try await get(credential, service: service, session: session, context)
+            case "store": try await store(credential, service: service, session: session, context)
+            default: try await erase(credential, service: service, session: session)
+            }
         }
         return .success
     }

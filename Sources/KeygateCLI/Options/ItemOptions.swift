@@ -31,6 +31,21 @@ struct ItemOptions: Sendable {
     }
 }
 
+/// A command whose only options are ``ItemOptions``.
+protocol ItemCommand: Command {
+    /// The item the command works on.
+    var item: ItemOptions { get }
+    /// The command for `item`.
+    init(item: ItemOptions)
+}
+
+extension ItemCommand {
+    /// Reads ``ItemOptions``.
+    init(parsing arguments: ParsedArguments) {
+        self.init(item: ItemOptions(arguments))
+    }
+}
+
 /// `--service`, `--account` and `--access-group` as a filter: each narrows what `list` shows.
 struct ItemFilterOptions: Sendable {
     static let service = OptionSpec("service", short: "s", .text("S"), help: "only this service")

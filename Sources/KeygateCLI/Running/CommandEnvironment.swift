@@ -51,8 +51,13 @@ struct CommandContext: Sendable {
     /// Messages to the environment's standard output and error.
     var console: Console { environment.console }
 
-    /// Opens the keychain for `accessGroup` (default `keygate`).
-    func session(accessGroup: String? = nil) throws(KeygateError) -> Session {
-        try environment.keychains.open(global, accessGroup ?? Session.defaultGroup, console)
+    /// Opens the keychain for `accessGroup` (default `keygate`), runs `body` in it, and then,
+    /// whether `body` succeeded or not, keeps the proofs it made for reuse.
+    func withSession<Result>(
+        accessGroup: String? = nil, _ body: (Session) async throws(KeygateError) -> Result
+    ) async throws(KeygateError) -> Result {
+        let session = try environment.keychains.open(global, accessGroup ?? Session.defaultGroup, console)
+        defer { session.finish() }
+        return try await body(session)
     }
 }

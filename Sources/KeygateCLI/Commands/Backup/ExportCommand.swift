@@ -32,22 +32,23 @@ struct ExportCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: accessGroup)
-        defer { session.finish() }
-        let passphrase = try passphrase.passphrase(confirm: true)
-        let backup = try await session.keychain.exportBackup(passphrase: passphrase, context: session.context)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw KeygateError(
-                .io,
-                "cannot create \(path): \(String(cString: strerror(errno))) (an existing file is never overwritten)")
+        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
+            let passphrase = try passphrase.passphrase(confirm: true)
+            let backup = try await session.keychain.exportBackup(passphrase: passphrase, context: session.context)
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw KeygateError(
+                    .io,
+                    "cannot create \(path): \(String(cString: strerror(errno))) (an existing file is never overwritten)"
+                )
+            }
+            defer { close(descriptor) }
+            let written = backup.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard written == backup.count, fsync(descriptor) == 0 else {
+                throw KeygateError(.io, "cannot write \(path)")
+            }
+            context.console.err("keygate: exported to \(path)")
         }
-        defer { close(descriptor) }
-        let written = backup.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == backup.count, fsync(descriptor) == 0 else {
-            throw KeygateError(.io, "cannot write \(path)")
-        }
-        context.console.err("keygate: exported to \(path)")
         return .success
     }
 }

@@ -33,17 +33,17 @@ struct ImportCommand: Command {
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         guard let path else { preconditionFailure("validate() refuses a missing FILE") }
-        let session = try context.session(accessGroup: accessGroup)
-        defer { session.finish() }
-        let data: [UInt8]
-        do throws(InputFileError) {
-            data = try InputFile.read(path, limit: InputFile.backupLimit)
-        } catch {
-            throw KeygateError(.param, error.description)
+        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
+            let data: [UInt8]
+            do throws(InputFileError) {
+                data = try InputFile.read(path, limit: InputFile.backupLimit)
+            } catch {
+                throw KeygateError(.param, error.description)
+            }
+            let passphrase = try passphrase.passphrase(confirm: false)
+            let count = try await session.keychain.importBackup(data, passphrase: passphrase, context: session.context)
+            context.console.err("keygate: imported \(count) item\(count == 1 ? "" : "s") from \(path)")
         }
-        let passphrase = try passphrase.passphrase(confirm: false)
-        let count = try await session.keychain.importBackup(data, passphrase: passphrase, context: session.context)
-        context.console.err("keygate: imported \(count) item\(count == 1 ? "" : "s") from \(path)")
         return .success
     }
 }

@@ -34,14 +34,14 @@ struct AddCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: item.accessGroup)
-        defer { session.finish() }
-        let protection = try protection.itemProtection()
-        let value = try ItemValue.read(for: item, context)
-        try await session.keychain.add(
-            AddRequest(
-                service: item.service, account: item.account, label: label, protection: protection, data: value),
-            context: session.context)
+        try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
+            let protection = try protection.itemProtection()
+            let value = try ItemValue.read(for: item, context)
+            try await session.keychain.add(
+                AddRequest(
+                    service: item.service, account: item.account, label: label, protection: protection, data: value),
+                context: session.context)
+        }
         return .success
     }
 }

@@ -2,7 +2,7 @@ import Keygate
 import KeygatePolicy
 
 /// `keygate delete`: deletes an item (no proof needed).
-struct DeleteCommand: Command {
+struct DeleteCommand: ItemCommand {
     static let configuration = CommandConfiguration(
         name: "delete", summary: "delete an item",
         discussion: """
@@ -15,14 +15,10 @@ struct DeleteCommand: Command {
     /// The item to delete.
     let item: ItemOptions
 
-    init(parsing arguments: ParsedArguments) {
-        item = ItemOptions(arguments)
-    }
-
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: item.accessGroup)
-        defer { session.finish() }
-        try await session.keychain.delete(item.query(in: session), context: session.context)
+        try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
+            try await session.keychain.delete(item.query(in: session), context: session.context)
+        }
         return .success
     }
 }

@@ -29,20 +29,21 @@ struct GetCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: item.accessGroup)
-        defer { session.finish() }
-        var query = item.query(in: session)
-        query.returnData = true
-        query.operationPrompt = prompt
-        guard let value = try await session.keychain.copyMatching(query, context: session.context).first?.data else {
-            throw KeygateError(.itemNotFound, "no such item")
-        }
-        // Straight from the wiped buffer to the descriptor: the value is never copied.
-        let output = context.environment.output
-        try value.withUnsafeBytes { bytes throws(KeygateError) in try output.write(bytes) }
-        // A terminal gets the line ended, as a shell prompt expects; a pipe gets the exact bytes.
-        if output.isTerminal {
-            try output.write([UInt8(ascii: "\n")])
+        try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
+            var query = item.query(in: session)
+            query.returnData = true
+            query.operationPrompt = prompt
+            guard let value = try await session.keychain.copyMatching(query, context: session.context).first?.data
+            else {
+                throw KeygateError(.itemNotFound, "no such item")
+            }
+            // Straight from the wiped buffer to the descriptor: the value is never copied.
+            let output = context.environment.output
+            try value.withUnsafeBytes { bytes throws(KeygateError) in try output.write(bytes) }
+            // A terminal gets the line ended, as a shell prompt expects; a pipe gets the exact bytes.
+            if output.isTerminal {
+                try output.write([UInt8(ascii: "\n")])
+            }
         }
         return .success
     }

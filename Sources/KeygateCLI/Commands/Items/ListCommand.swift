@@ -22,14 +22,15 @@ struct ListCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: filter.accessGroup)
-        defer { session.finish() }
-        var query = ItemQuery(
-            service: filter.service, account: filter.account, accessGroup: session.accessGroup, synchronizable: .any,
-            returnAttributes: true)
-        query.matchLimit = .all
-        for attributes in try await session.matches(query).compactMap(\.attributes) {
-            context.console.out(ItemJSON.line(attributes))
+        try await context.withSession(accessGroup: filter.accessGroup) { session throws(KeygateError) in
+            var query = ItemQuery(
+                service: filter.service, account: filter.account, accessGroup: session.accessGroup,
+                synchronizable: .any,
+                returnAttributes: true)
+            query.matchLimit = .all
+            for attributes in try await session.matches(query).compactMap(\.attributes) {
+                context.console.out(ItemJSON.line(attributes))
+            }
         }
         return .success
     }

@@ -3,7 +3,7 @@ import KeygatePolicy
 import KeygateStore
 
 /// `keygate update`: replaces an item's value with standard input (or a value asked twice).
-struct UpdateCommand: Command {
+struct UpdateCommand: ItemCommand {
     static let configuration = CommandConfiguration(
         name: "update", summary: "replace an item's value with standard input",
         discussion: """
@@ -18,16 +18,12 @@ struct UpdateCommand: Command {
     /// The item to change.
     let item: ItemOptions
 
-    init(parsing arguments: ParsedArguments) {
-        item = ItemOptions(arguments)
-    }
-
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let session = try context.session(accessGroup: item.accessGroup)
-        defer { session.finish() }
-        let value = try ItemValue.read(for: item, context)
-        try await session.keychain.update(
-            item.query(in: session), changes: ItemChanges(data: value), context: session.context)
+        try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
+            let value = try ItemValue.read(for: item, context)
+            try await session.keychain.update(
+                item.query(in: session), changes: ItemChanges(data: value), context: session.context)
+        }
         return .success
     }
 }

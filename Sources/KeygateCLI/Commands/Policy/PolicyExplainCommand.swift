@@ -73,8 +73,7 @@ struct PolicyExplainCommand: Command {
         if let contextPath {
             let file: ContextFile
             do throws(InputFileError) {
-                file = try ContextFile(
-                    parsing: InputFile.text(contextPath, limit: InputFile.contextLimit), file: contextPath)
+                file = try InputFile.context(contextPath)
             } catch {
                 return context.console.refuse(error)
             }
