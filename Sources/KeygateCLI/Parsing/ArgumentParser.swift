@@ -142,12 +142,25 @@ struct ParsedArguments {
     func choice(_ option: OptionSpec) throws(UsageError) -> String? {
         guard case .choice(_, let choices) = option.kind else { preconditionFailure("\(option.spelling) is no choice") }
         guard let text = value(option) else { return nil }
-        guard choices.contains(text) else {
-            throw UsageError(
-                "unknown \(option.name) '\(text)' (expected \(choices.dropLast().joined(separator: ", ")) "
-                    + "or \(choices.last ?? ""))")
-        }
+        guard choices.contains(text) else { throw Self.unknown(text, of: option, choices: choices) }
         return text
+    }
+
+    /// The case of `T` the required `option` names (its choices are `T`'s raw values).
+    /// - Throws: a usage error naming the option and the choices for any other word.
+    func required<T: RawRepresentable & CaseIterable>(_ option: OptionSpec, as type: T.Type) throws(UsageError) -> T
+    where T.RawValue == String {
+        let text = required(option)
+        guard let value = T(rawValue: text) else {
+            throw Self.unknown(text, of: option, choices: T.allCases.map(\.rawValue))
+        }
+        return value
+    }
+
+    private static func unknown(_ text: String, of option: OptionSpec, choices: [String]) -> UsageError {
+        UsageError(
+            "unknown \(option.name) '\(text)' (expected \(choices.dropLast().joined(separator: ", ")) "
+                + "or \(choices.last ?? ""))")
     }
 
     /// Refuses positional words beyond the first `count`.

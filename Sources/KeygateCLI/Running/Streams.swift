@@ -42,12 +42,8 @@ extension InputSource {
     /// The refusal of an input larger than `limit` bytes.
     static func tooLarge(_ what: String, limit: Int) -> KeygateError {
         KeygateError(
-            .param, "\(what) on standard input is larger than the limit of \(describe(limit)); nothing was stored")
-    }
-
-    /// `16 MiB` for whole mebibytes, else a byte count.
-    static func describe(_ bytes: Int) -> String {
-        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+            .param,
+            "\(what) on standard input is larger than the limit of \(InputFile.describe(limit)); nothing was stored")
     }
 }
 

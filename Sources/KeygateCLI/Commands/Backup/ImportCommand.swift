@@ -14,25 +14,25 @@ struct ImportCommand: Command {
         options: [ItemOptions.accessGroup, BackupPassphraseOption.descriptor], maximumPositionals: 1,
         loadsPolicies: true)
 
-    /// The backup file, or nil when none was named (``validate()`` refuses that).
-    let path: String?
+    /// The backup file named: one (``validate()`` refuses none, the parser more).
+    let files: [String]
     /// The access group an option names, or nil for `keygate`.
     let accessGroup: String?
     /// Where the backup passphrase comes from.
     let passphrase: BackupPassphraseOption
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.positionals.first
+        files = arguments.positionals
         accessGroup = arguments.value(ItemOptions.accessGroup)
         passphrase = try BackupPassphraseOption(arguments)
     }
 
     func validate() throws(UsageError) {
-        guard path != nil else { throw UsageError("missing the backup FILE") }
+        guard !files.isEmpty else { throw UsageError("missing the backup FILE") }
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        guard let path else { preconditionFailure("validate() refuses a missing FILE") }
+        let path = files[0]
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             let data: [UInt8]
             do throws(InputFileError) {

@@ -6,7 +6,7 @@ import KeygateStore
 /// the combined requirement, as one JSON object.
 struct PolicyExplainCommand: Command {
     static let operation = OptionSpec(
-        "operation", .choice("OP", PolicyAction.allNames), required: true,
+        "operation", .choice("OP", PolicyAction.allCases.map(\.rawValue)), required: true,
         help: "add, read, update, delete, export, import or list")
     static let program = OptionSpec("program", .text("PATH"), help: "the calling program (default: unknown)")
     static let contextFile = OptionSpec("context", .text("FILE"), help: "a context file (as for evaluate)")
@@ -26,11 +26,9 @@ struct PolicyExplainCommand: Command {
     let contextPath: String?
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        guard let action = try arguments.choice(Self.operation).flatMap(PolicyAction.init(rawValue:)) else {
-            preconditionFailure("the parser checks required options and their choices")
-        }
         request = PolicyRequest(
-            action: action, service: arguments.required(ItemOptions.service),
+            action: try arguments.required(Self.operation, as: PolicyAction.self),
+            service: arguments.required(ItemOptions.service),
             account: arguments.required(ItemOptions.account),
             accessGroup: arguments.value(ItemOptions.accessGroup) ?? Session.defaultGroup,
             label: arguments.value(AddCommand.label), program: arguments.value(Self.program), accessControl: nil)
@@ -105,9 +103,6 @@ struct PolicyExplainCommand: Command {
 }
 
 extension PolicyAction {
-    /// Every action's name, as `--operation` takes it.
-    static let allNames = allCases.map(\.rawValue)
-
     /// The operation the item's own access control is evaluated for (a `list` is checked as
     /// strictly as a delete, as before).
     var evaluatedOperation: KeygatePolicy.Operation {
