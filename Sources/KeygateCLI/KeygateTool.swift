@@ -82,7 +82,7 @@ public enum KeygateTool {
         } catch {
             return console.fail(usage: error, help: usage)
         }
-        let command: any Command
+        let command: any RunnableCommand
         do throws(ParseFailure) {
             switch try entry.parse(commandWords) {
             case .help(let text):
@@ -105,7 +105,7 @@ public enum KeygateTool {
     /// Runs a parsed and validated command: loads the organisation policies first when it
     /// opens the store (a broken policy file refuses to run it, exit 2, naming
     /// file:line:column; it never runs without its rules).
-    static func run(_ command: any Command, global: GlobalOptions, in environment: CommandEnvironment) async
+    static func run(_ command: any RunnableCommand, global: GlobalOptions, in environment: CommandEnvironment) async
         -> ExitStatus
     {
         var global = global

@@ -192,6 +192,25 @@ import Testing
         #expect(await cli.run(["list"]).stdout.isEmpty)
     }
 
+    @Test func dockersHelperRunsInProcessWithItsOwnConventions() async throws {
+        let cli = try InProcessCLI()
+        let credential = #"{"ServerURL":"https://r.example","Username":"u","Secret":"s\"1"}"#
+        #expect(await cli.run(["docker-credential", "store"], stdin: Array(credential.utf8)).status == .success)
+        let got = await cli.run(["docker-credential", "get"], stdin: Array(" https://r.example\n".utf8))
+        #expect(got.status == .success)
+        #expect(got.stdoutText.hasSuffix(#","Username":"u","Secret":"s\"1"}"# + "\n"))
+        #expect(await cli.run(["docker-credential", "list"]).stdoutText.contains(#""https://r.example": "u""#))
+        let unknown = await cli.run(["docker-credential", "bogus"])
+        #expect(unknown.status == .failure)
+        #expect(unknown.stdoutText == "Unknown credential action `bogus`\n")
+        let missing = await cli.run(["docker-credential", "get"], stdin: Array("https://other\n".utf8))
+        #expect(missing.status == .failure)
+        #expect(missing.stdoutText == DockerCredentialCommand.notFound + "\n")
+        let usage = await cli.run(["docker-credential"])
+        #expect(usage.status == .failure)
+        #expect(usage.stdoutText.hasPrefix("usage: docker-credential-keygate"))
+    }
+
     @Test func storePathsAreWorkedOutInOnePlace() throws {
         let paths = try StorePaths(store: "/srv/keys/items.db", audit: nil)
         #expect(paths.audit == "/srv/keys/audit.jsonl")

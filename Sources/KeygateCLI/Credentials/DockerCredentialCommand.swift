@@ -8,7 +8,7 @@ import KeygateStore
 /// A credential is the item service `docker:<ServerURL>`, account the user name, value the
 /// secret; one credential per server, as docker expects. Errors are one line on standard
 /// output and exit 1, docker's convention; a missing credential is docker's exact message.
-struct DockerCredentialCommand: Command {
+struct DockerCredentialCommand: RunnableCommand {
     /// The message docker recognises as "not found".
     static let notFound = "credentials not found in native keychain"
     /// What a credential's item service starts with.
@@ -49,8 +49,6 @@ struct DockerCredentialCommand: Command {
     }
 
     init(action: Action) { self.action = action }
-
-    init(parsing arguments: ParsedArguments) { action = .usage }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         let console = context.console

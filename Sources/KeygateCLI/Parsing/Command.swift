@@ -36,7 +36,7 @@ enum ParseOutcome {
     /// `--help` was asked for.
     case help(String)
     /// The command, its options read into its properties (not yet validated).
-    case command(any Command)
+    case command(any RunnableCommand)
 }
 
 /// A usage error together with the help of the command that refused it.
@@ -55,12 +55,8 @@ protocol CommandEntry {
     static func parse(_ words: ArraySlice<String>) throws(ParseFailure) -> ParseOutcome
 }
 
-/// One `keygate` command: options declared in its configuration, read once into typed
-/// properties by ``init(parsing:)``, checked together by ``validate()``, then ``run(_:)``.
-protocol Command: CommandEntry, Sendable {
-    /// Reads the options and arguments into the command's properties. Required options are
-    /// present (the parser checked them).
-    init(parsing arguments: ParsedArguments) throws(UsageError)
+/// A command ready to run: checked together by ``validate()``, then ``run(_:)``.
+protocol RunnableCommand: CommandEntry, Sendable {
     /// Refuses a combination of options and arguments that cannot run (exit 2), before
     /// anything is opened or read.
     func validate() throws(UsageError)
@@ -69,10 +65,20 @@ protocol Command: CommandEntry, Sendable {
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus
 }
 
-extension Command {
+extension RunnableCommand {
     /// Nothing to check beyond the parser's.
     func validate() throws(UsageError) {}
+}
 
+/// One `keygate` command read by the parser: options declared in its configuration, read once
+/// into typed properties by ``init(parsing:)``, then validated and run.
+protocol Command: RunnableCommand {
+    /// Reads the options and arguments into the command's properties. Required options are
+    /// present (the parser checked them).
+    init(parsing arguments: ParsedArguments) throws(UsageError)
+}
+
+extension Command {
     /// Reads `words` against the configuration's options.
     static func parse(_ words: ArraySlice<String>) throws(ParseFailure) -> ParseOutcome {
         do throws(UsageError) {
