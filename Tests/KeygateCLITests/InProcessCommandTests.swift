@@ -45,8 +45,10 @@ import Testing
     }
 
     @Test func theHelpListsTheDeclaredOptions() {
-        for entry in KeygateTool.commands {
-            let configuration = entry.configuration
+        let subcommands = AuditCommand.subcommands + PolicyCommand.subcommands
+        for configuration in (KeygateTool.commands.map { $0.configuration } + subcommands.map { $0.configuration }) {
+            let names = configuration.options.map(\.name) + configuration.options.compactMap(\.short).map { "-\($0)" }
+            #expect(Set(names).count == names.count, "\(configuration.name) declares an option twice")
             for option in configuration.options {
                 #expect(configuration.help.contains(option.helpLabel), "\(configuration.name) \(option.name)")
                 #expect(!option.help.isEmpty)

@@ -104,6 +104,8 @@ protocol CommandGroup: CommandEntry {
 }
 
 extension CommandGroup {
+    /// Finds the subcommand named by the first word that is not an option and reads the
+    /// other words as its own; `--help` alone shows the group's help.
     static func parse(_ words: ArraySlice<String>) throws(ParseFailure) -> ParseOutcome {
         guard let index = words.firstIndex(where: { !$0.hasPrefix("-") }) else {
             if words.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help(configuration.help) }
