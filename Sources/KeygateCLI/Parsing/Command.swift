@@ -104,6 +104,15 @@ protocol CommandGroup: CommandEntry {
 }
 
 extension CommandGroup {
+    /// The configuration of one of the group's subcommands: its `--help` is the group's.
+    static func subcommand(
+        _ name: String, summary: String, options: [OptionSpec] = [], maximumPositionals: Int? = 0
+    ) -> CommandConfiguration {
+        CommandConfiguration(
+            name: name, summary: summary, discussion: "", options: options, maximumPositionals: maximumPositionals,
+            help: configuration.help)
+    }
+
     /// Finds the subcommand named by the first word that is not an option and reads the
     /// other words as its own; `--help` alone shows the group's help.
     static func parse(_ words: ArraySlice<String>) throws(ParseFailure) -> ParseOutcome {

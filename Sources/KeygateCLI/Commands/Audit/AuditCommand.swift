@@ -47,8 +47,7 @@ enum AuditCommand: CommandGroup {
 
 /// `keygate audit show`: the trail, one JSON record a line.
 struct AuditShowCommand: Command {
-    static let configuration = CommandConfiguration(
-        name: "show", summary: "print the audit trail", discussion: "", help: AuditCommand.configuration.help)
+    static let configuration = AuditCommand.subcommand("show", summary: "print the audit trail")
 
     init(parsing arguments: ParsedArguments) {}
 
@@ -60,8 +59,7 @@ struct AuditShowCommand: Command {
 
 /// `keygate audit verify`: the chain, the head and the store's anchor; exit 9 when broken.
 struct AuditVerifyCommand: Command {
-    static let configuration = CommandConfiguration(
-        name: "verify", summary: "verify the audit trail", discussion: "", help: AuditCommand.configuration.help)
+    static let configuration = AuditCommand.subcommand("verify", summary: "verify the audit trail")
 
     init(parsing arguments: ParsedArguments) {}
 
@@ -83,9 +81,8 @@ struct AuditRepairCommand: Command {
         "restart", .flag, help: "accept a trail that no longer reaches the store's anchor")
     static let options = [restart]
 
-    static let configuration = CommandConfiguration(
-        name: "repair", summary: "repair the audit trail", discussion: "", options: options,
-        help: AuditCommand.configuration.help)
+    static let configuration = AuditCommand.subcommand(
+        "repair", summary: "repair the audit trail", options: options)
 
     /// Whether a trail that no longer reaches the store's anchor is accepted.
     let restartsAnchor: Bool

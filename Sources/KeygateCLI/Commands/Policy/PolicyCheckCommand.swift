@@ -3,9 +3,8 @@ import KeygatePolicy
 
 /// `keygate policy check [PATH…]`: parses, validates and lints organisation policies.
 struct PolicyCheckCommand: Command {
-    static let configuration = CommandConfiguration(
-        name: "check", summary: "check organisation policies", discussion: "", maximumPositionals: nil,
-        help: PolicyCommand.configuration.help)
+    static let configuration = PolicyCommand.subcommand(
+        "check", summary: "check organisation policies", maximumPositionals: nil)
 
     /// The paths named, absolute (none: the policies in force).
     let paths: [String]

@@ -14,9 +14,8 @@ struct PolicyExplainCommand: Command {
         [ItemOptions.service, ItemOptions.account, operation, program, ItemOptions.accessGroup, AddCommand.label]
         + ProtectionOptions.options.reversed() + [contextFile]
 
-    static let configuration = CommandConfiguration(
-        name: "explain", summary: "explain which organisation rules decide", discussion: "", options: options,
-        help: PolicyCommand.configuration.help)
+    static let configuration = PolicyCommand.subcommand(
+        "explain", summary: "explain which organisation rules decide", options: options)
 
     /// The situation asked about.
     let request: PolicyRequest

@@ -4,9 +4,8 @@ import KeygatePolicy
 
 /// `keygate policy test FILE.json…`: runs policy test files.
 struct PolicyTestCommand: Command {
-    static let configuration = CommandConfiguration(
-        name: "test", summary: "run policy test files", discussion: "", maximumPositionals: nil,
-        help: PolicyCommand.configuration.help)
+    static let configuration = PolicyCommand.subcommand(
+        "test", summary: "run policy test files", maximumPositionals: nil)
 
     /// The test files, absolute.
     let files: [String]
@@ -44,19 +43,24 @@ struct PolicyTestCommand: Command {
         return failed == 0 ? .success : .failure
     }
 
-    /// The test file at `path` and the policies it names (relative to its directory).
+    /// The test file at `path` (a regular file of at most 1 MiB, read without blocking) and
+    /// the policies it names (relative to its directory).
+    /// - Throws: `errSecParam` naming the file when it cannot be read or decoded, or a policy
+    ///   it names is broken.
     static func load(_ path: String) throws(KeygateError) -> (PolicyTestFile, PolicySet) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw KeygateError(.param, "\(path): cannot read the policy test file")
+        let bytes: [UInt8]
+        do throws(InputFileError) {
+            bytes = try InputFile.read(path, limit: InputFile.contextLimit)
+        } catch {
+            throw KeygateError(.param, error.description)
         }
         let file: PolicyTestFile
         do {
-            file = try JSONDecoder().decode(PolicyTestFile.self, from: data)
+            file = try JSONDecoder().decode(PolicyTestFile.self, from: Data(bytes))
         } catch {
             throw KeygateError(.param, "\(path): invalid policy test file: \(error)")
         }
         let base = StorePaths.directory(of: path)
-        let set = try PolicyDirectory.load(file.policies.map { $0.hasPrefix("/") ? $0 : base + "/" + $0 })
-        return (file, set)
+        return (file, try PolicyDirectory.load(file.policies.map { $0.hasPrefix("/") ? $0 : base + "/" + $0 }))
     }
 }
