@@ -213,6 +213,17 @@ import Testing
         #expect(usage.stdoutText.hasPrefix("usage: docker-credential-keygate"))
     }
 
+    /// A policy test file is input like any other: a FIFO in its place is refused, never
+    /// waited on (it was read with `FileManager.contents`, which blocks on a FIFO).
+    @Test func aPolicyTestFIFOIsRefusedNotWaitedOn() async throws {
+        let cli = try InProcessCLI()
+        let fifo = cli.home.path + "/cases.tests.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let result = await cli.run(["policy", "test", fifo])
+        #expect(result.status == .usage)
+        #expect(result.lastErrorLine.contains("not a regular file"))
+    }
+
     @Test func storePathsAreWorkedOutInOnePlace() throws {
         let paths = try StorePaths(store: "/srv/keys/items.db", audit: nil)
         #expect(paths.audit == "/srv/keys/audit.jsonl")
