@@ -48,10 +48,12 @@ let package = Package(
             name: "KeygateTesting",
             dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate"]
         ),
-        // The command-line tool.
-        .executableTarget(
-            name: "keygate",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux", "CCommandLine"]),
+        // The command-line tool's commands, as types a test can run in process.
+        .target(
+            name: "KeygateCLI",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux"]),
+        // The command-line tool: a one-line main over KeygateCLI.
+        .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
         .target(name: "CCommandLine"),
 
@@ -70,7 +72,9 @@ let package = Package(
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting"]),
-        .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
+        .testTarget(
+            name: "KeygateCLITests",
+            dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
     ],
     swiftLanguageModes: [.v6]
 )

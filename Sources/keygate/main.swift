@@ -1,11 +1,3 @@
-import FoundationEssentials
-import Glibc
+import KeygateCLI
 
-let status: ExitStatus
-do throws(Arguments.UsageError) {
-    let words = HelperInvocation.words(invokedAs: CommandLine.arguments.first ?? "keygate", try Arguments.commandLine())
-    status = await KeygateCommand.run(words)
-} catch {
-    status = KeygateCommand.fail(usage: error, help: KeygateCommand.usage)
-}
-exit(status.rawValue)
+await KeygateTool.main()

@@ -1,0 +1,48 @@
+import Keygate
+import KeygatePolicy
+
+/// `keygate list`: items' attributes, one JSON object a line, never their values.
+struct ListCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "list", summary: "list items' attributes, one JSON object a line (never values)",
+        discussion: """
+            usage: keygate list [--service S] [--account A] [--access-group G]
+
+            Prints one JSON object a line per item: its attributes, never its value. Never asks
+            for a proof. Non-ASCII characters are written as \\uXXXX escapes, so names that differ
+            only in their bytes (NFC and NFD forms) are told apart.
+            """,
+        options: ItemFilterOptions.options, loadsPolicies: true)
+
+    /// Which items to list.
+    let filter: ItemFilterOptions
+
+    init(parsing arguments: ParsedArguments) {
+        filter = ItemFilterOptions(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try await context.withSession(accessGroup: filter.accessGroup) { session throws(KeygateError) in
+            var query = ItemQuery(
+                service: filter.service, account: filter.account, accessGroup: session.accessGroup,
+                synchronizable: .any,
+                returnAttributes: true)
+            query.matchLimit = .all
+            for attributes in try await session.matches(query).compactMap(\.attributes) {
+                context.console.out(ItemJSON.line(attributes))
+            }
+        }
+        return .success
+    }
+}
+
+extension Session {
+    /// The items `query` matches; none is an empty list, not an error.
+    func matches(_ query: ItemQuery) async throws(KeygateError) -> [MatchedItem] {
+        do {
+            return try await keychain.copyMatching(query, context: context)
+        } catch  where error.status == .itemNotFound {
+            return []
+        }
+    }
+}

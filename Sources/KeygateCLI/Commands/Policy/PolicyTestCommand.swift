@@ -1,0 +1,66 @@
+import FoundationEssentials
+import Keygate
+import KeygatePolicy
+
+/// `keygate policy test FILE.json…`: runs policy test files.
+struct PolicyTestCommand: Command {
+    static let configuration = PolicyCommand.subcommand(
+        "test", summary: "run policy test files", maximumPositionals: nil)
+
+    /// The test files, absolute.
+    let files: [String]
+
+    init(parsing arguments: ParsedArguments) {
+        files = arguments.positionals.map(ParsedArguments.absolute)
+    }
+
+    func validate() throws(UsageError) {
+        guard !files.isEmpty else { throw UsageError("missing test file") }
+    }
+
+    func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        var failed = 0
+        var passed = 0
+        for path in files {
+            let file: PolicyTestFile
+            let set: PolicySet
+            do throws(KeygateError) {
+                (file, set) = try Self.load(path)
+            } catch {
+                return context.console.refuse(error)
+            }
+            for testCase in file.cases {
+                if let problem = testCase.check(in: set) {
+                    failed += 1
+                    context.console.out("FAIL \(path): \(problem)")
+                } else {
+                    passed += 1
+                    context.console.out("PASS \(path): \(testCase.name)")
+                }
+            }
+        }
+        context.console.out("\(passed) passed, \(failed) failed")
+        return failed == 0 ? .success : .failure
+    }
+
+    /// The test file at `path` (a regular file of at most 1 MiB, read without blocking) and
+    /// the policies it names (relative to its directory).
+    /// - Throws: `errSecParam` naming the file when it cannot be read or decoded, or a policy
+    ///   it names is broken.
+    static func load(_ path: String) throws(KeygateError) -> (PolicyTestFile, PolicySet) {
+        let bytes: [UInt8]
+        do throws(InputFileError) {
+            bytes = try InputFile.read(path, limit: InputFile.contextLimit)
+        } catch {
+            throw KeygateError(.param, error.description)
+        }
+        let file: PolicyTestFile
+        do {
+            file = try JSONDecoder().decode(PolicyTestFile.self, from: Data(bytes))
+        } catch {
+            throw KeygateError(.param, "\(path): invalid policy test file: \(error)")
+        }
+        let base = StorePaths.directory(of: path)
+        return (file, try PolicyDirectory.load(file.policies.map { $0.hasPrefix("/") ? $0 : base + "/" + $0 }))
+    }
+}

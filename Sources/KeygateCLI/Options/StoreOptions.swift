@@ -1,0 +1,74 @@
+import FoundationEssentials
+import KeygateLinux
+import KeygatePolicy
+import KeygateStore
+
+/// `--store`, `--policies` and `--audit`: where the items, the organisation policies and the
+/// audit trail are.
+struct StoreOptions: Sendable {
+    static let store = OptionSpec(
+        "store", .path("PATH"), help: "the item database (default: $XDG_DATA_HOME/keygate/items.db)")
+    static let policies = OptionSpec("policies", .path("DIR"), help: "directory of organisation policy files")
+    static let audit = OptionSpec("audit", .path("PATH"), help: "the audit trail (default: next to the store)")
+    static let options = [store, policies, audit]
+
+    /// `--store`, absolute, or nil for the default.
+    var store: String?
+    /// `--policies`, absolute, or nil for the default directories.
+    var policies: String?
+    /// `--audit`, absolute, or nil for the trail beside the store.
+    var audit: String?
+
+    /// Reads the group's options.
+    init(_ arguments: ParsedArguments) {
+        store = arguments.path(Self.store)
+        policies = arguments.path(Self.policies)
+        audit = arguments.path(Self.audit)
+    }
+
+    /// The paths of this invocation, worked out once (``StorePaths``).
+    func paths() throws(KeygateError) -> StorePaths {
+        try StorePaths(store: store, audit: audit)
+    }
+}
+
+/// Where the store, its audit trail and the user's failure counters are: the one place the CLI
+/// works these paths out.
+struct StorePaths: Sendable, Equatable {
+    /// The database: `--store`, else `$XDG_DATA_HOME/keygate/items.db`.
+    let store: String
+    /// The audit trail: `--audit`, else `audit.jsonl` beside the store.
+    let audit: String
+    /// Where the user's failure counters live: the default data directory (the same for every
+    /// store), else beside the store.
+    let ledgerDirectory: String
+
+    /// The paths for the options given (nil: the default).
+    /// - Throws: `errSecNotAvailable` when no store is named and neither `XDG_DATA_HOME` nor
+    ///   `HOME` gives a default.
+    init(store: String?, audit: String?) throws(KeygateError) {
+        if let store {
+            self.store = store
+        } else {
+            self.store = try SQLiteItemStore.defaultPath()
+        }
+        let directory = Self.directory(of: self.store)
+        self.audit = audit ?? directory + "/audit.jsonl"
+        ledgerDirectory = (try? SQLiteItemStore.defaultDirectory()) ?? directory
+    }
+
+    /// The user's failure ledger, its directory created (0700) when missing.
+    func ledger() -> FileAttemptLedger {
+        try? FileManager.default.createDirectory(
+            atPath: ledgerDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return FileAttemptLedger(directory: ledgerDirectory)
+    }
+
+    /// `path` without its last component (`/a/b` gives `/a`, `/b` gives `/`).
+    static func directory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+}

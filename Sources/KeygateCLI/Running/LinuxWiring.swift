@@ -1,0 +1,27 @@
+import KeygateLinux
+import KeygatePolicy
+
+/// The CLI is the application `keygate` of KeygateLinux: its runtime directory, its proof
+/// records, its device.
+enum LinuxWiring {
+    /// `keygate`'s proof records (`$XDG_RUNTIME_DIR/keygate/`), or nil when none can be kept
+    /// safely (a warning on `console` says why).
+    static func proofRecords(_ console: Console) -> ProofRecords? {
+        do {
+            let paths = try? StandardPaths(application: "keygate")
+            return try ProofRecords.open(directory: paths?.runtimeDirectory)
+        } catch {
+            console.err("keygate: warning: ignoring \(error.message)")
+            return nil
+        }
+    }
+
+    /// The device, warning on `console` about what cannot be read.
+    static func device(
+        mode: LinuxDevice.Mode, records: ProofRecords?, ledger: any AttemptLedger, console: Console
+    ) -> LinuxDevice {
+        LinuxDevice(
+            mode: mode, proofRecords: records, attemptLedger: ledger,
+            onWarning: { console.err("keygate: warning: \($0)") })
+    }
+}

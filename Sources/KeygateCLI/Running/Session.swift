@@ -1,0 +1,72 @@
+import Keygate
+import KeygateLinux
+import KeygatePAM
+import KeygatePolicy
+import KeygateStore
+
+/// The keychain an item command works on, with its authentication context and access group.
+struct Session {
+    /// The gated keychain.
+    let keychain: Keychain
+    /// The context the command's operations share (one proof serves the whole command).
+    let context: AuthenticationContext
+    /// The access group the CLI uses: `keygate`, or the one an option names.
+    let accessGroup: String
+    /// Called once when the command is done: keeps the proofs it made for reuse.
+    let finish: () -> Void
+
+    /// The access group used when no option names one.
+    static let defaultGroup = "keygate"
+
+    /// The groups a keychain for `accessGroup` sees: that group, and the CLI's own.
+    static func groups(for accessGroup: String) -> [String] {
+        accessGroup == defaultGroup ? [defaultGroup] : [accessGroup, defaultGroup]
+    }
+}
+
+/// Opens the session an item command works in: the user's store through PAM in the process,
+/// or whatever a test injects.
+struct KeychainFactory: Sendable {
+    /// Opens the session for the global options and access group; `console` takes warnings.
+    let open: @Sendable (GlobalOptions, _ accessGroup: String, Console) throws(KeygateError) -> Session
+
+    /// The embedded store, its required audit trail, the PAM authenticator, the Linux device
+    /// and the session's reuse records.
+    static let live = KeychainFactory { global, accessGroup, console throws(KeygateError) in
+        let paths = try global.store.paths()
+        let store = try SQLiteItemStore(path: paths.store)
+        let runtime = LinuxWiring.proofRecords(console)
+        let ledger = paths.ledger()
+        let device = LinuxWiring.device(mode: global.device.mode, records: runtime, ledger: ledger, console: console)
+
+        var state = AuthenticationState(reuseSeconds: global.device.reuseSeconds)
+        let loadedProofs = global.device.reuseSeconds > 0 ? runtime?.proofs() ?? [] : []
+        for proof in loadedProofs { state.proofs.record(proof) }
+        let source = global.pam.passphraseSource()
+        state.interaction = source == nil ? .fail : .allow
+        let context = AuthenticationContext(state: state)
+
+        let authenticator: any Authenticator =
+            if let source {
+                try global.pam.authenticator(source: source, ledger: ledger)
+            } else {
+                NoPromptAuthenticator(reason: "no terminal to ask on and no --passphrase-fd")
+            }
+        let keychain = Keychain(
+            store: store, accessGroups: Session.groups(for: accessGroup), authenticator: authenticator,
+            device: device,
+            organisationPolicy: RulesOrganisationPolicy(global.policySet, program: CurrentProcess.executable),
+            attemptLedger: ledger,
+            auditor: Auditor(
+                sink: JSONLinesAuditSink(path: paths.audit, anchors: store), isRequired: true,
+                executable: CurrentProcess.executable))
+        return Session(keychain: keychain, context: context, accessGroup: accessGroup) {
+            let fresh = context.state.proofs.all.filter { !loadedProofs.contains($0) }
+            do {
+                try runtime?.save(fresh)
+            } catch {
+                console.err("keygate: warning: the proof could not be kept for reuse: \(error)")
+            }
+        }
+    }
+}
