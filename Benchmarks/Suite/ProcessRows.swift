@@ -34,18 +34,19 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
     let fixture = try StoreFixture.make(items: scale.readStores[0], large: scale.largeItems)
     let copy = try fixture.copy()
     defer { removeTree(copy) }
-    // The same store on tmpfs: start-up and work without the disk's fsync latency.
-    let memoryCopy = try fixture.copy(in: "/dev/shm")
-    defer { removeTree(memoryCopy) }
+    // The same store on tmpfs, where there is one: start-up and work without the disk's
+    // fsync latency.
+    let memoryCopy = access("/dev/shm", W_OK) == 0 ? try fixture.copy(in: "/dev/shm") : nil
+    defer { if let memoryCopy { removeTree(memoryCopy) } }
     let hello = helloWorld()
     let helloTime = hello.flatMap { medianRun([$0], runs: scale.processRuns) }
     let helloText = helloTime.map(duration) ?? "n/a"
     var plainGet: Double?
     if let binary = keygateBinary {
-        let variants = [
-            ("keygate get", copy, false), ("keygate get with XDG_SESSION_ID set", copy, true),
-            ("keygate get, store and trail on tmpfs (no fsync latency)", memoryCopy, false),
-        ]
+        let variants =
+            [
+                ("keygate get", copy, false), ("keygate get with XDG_SESSION_ID set", copy, true),
+            ] + (memoryCopy.map { [("keygate get, store and trail on tmpfs (no fsync latency)", $0, false)] } ?? [])
         for (name, directory, session) in variants {
             let arguments = keygate(
                 binary, store: directory + "/items.db", trail: directory + "/audit.jsonl",
@@ -102,7 +103,9 @@ func secretToolRow(scale: Scale, home: String, get: Double?) -> Row {
         """
     var environment = cliEnvironment(home)
     environment["XDG_RUNTIME_DIR"] = home + "/run"
-    guard let finished = run(["dbus-run-session", "--", "sh", "-c", script, selfPath], environment: environment),
+    guard
+        let finished = run(
+            ["dbus-run-session", "--", "sh", "-c", script, selfPath], environment: environment, timeout: 120),
         finished.status == 0, let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
     else {
         return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed to run")
@@ -129,7 +132,8 @@ func passRow(scale: Scale, home: String, get: Double?) -> Row {
         printf 'bench-secret\\n' | pass insert -m bench >/dev/null
         exec "$0" worker time \(scale.processRuns) pass show bench
         """
-    guard let finished = run(["sh", "-c", script, selfPath], environment: environment), finished.status == 0,
+    guard let finished = run(["sh", "-c", script, selfPath], environment: environment, timeout: 120),
+        finished.status == 0,
         let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
     else {
         return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed to run")
