@@ -37,6 +37,10 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
+	@# The benchmarks, built in release and run once at the tiny size so they cannot rot
+	@# (no timing is checked; a lost write in the multi-process row fails).
+	$(SWIFT) build -c release --product keygate-bench
+	.build/release/keygate-bench --scale tiny --keygate .build/debug/keygate >/dev/null
 
 # The release build of keygate: the Swift runtime and FoundationEssentials linked in statically,
 # so start-up binds a handful of C libraries instead of 25 shared objects, and not position
@@ -73,11 +77,27 @@ docs: deps
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
 
-bench:
-	$(SWIFT) build -c release --product keygate-bench-pam
-	.build/release/keygate-bench-pam
-	$(SWIFT) build -c release --product keygate-bench-evaluator
-	.build/release/keygate-bench-evaluator
+# `make bench`: one table, every benchmark beside its baseline measured in the same run
+# (Benchmarks/RESULTS.md). BENCH_SCALE=full (the default, about 10 minutes; the first run also
+# builds the cached stores under .build/bench-cache) or tiny (each benchmark once, as make test
+# runs it). As root it first installs the tools of the comparison rows; without them those
+# rows say "not installed".
+BENCH_SCALE ?= full
+BENCH_TOOLS := gnome-keyring libsecret-tools pass gnupg dbus sqlite3
+bench: deps
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; \
+	  for p in $(BENCH_TOOLS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
+	  done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null || echo "could not install$$missing"; \
+	  fi; \
+	fi
+	$(SWIFT) build -c release --product keygate
+	$(SWIFT) build -c release --product keygate-bench
+	.build/release/keygate-bench --scale $(BENCH_SCALE) --keygate .build/release/keygate
 
 # The shipped organisation policies: validate them and run their policy test files.
 policy-test:

@@ -57,11 +57,16 @@ let package = Package(
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
         .target(name: "CCommandLine"),
 
-        // Benchmarks: release-build executables printing a table with the baseline beside it.
+        // Benchmarks: `make bench` builds this in release and prints one table, each row beside
+        // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +
+        // libsodium directly) and an allocation counter are compiled into it.
+        .target(
+            name: "KeygateBenchC", path: "Benchmarks/CBaseline",
+            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium")]),
         .executableTarget(
-            name: "keygate-bench-evaluator", dependencies: ["KeygatePolicy"], path: "Benchmarks/EvaluatorBenchmark"),
-        .executableTarget(
-            name: "keygate-bench-pam", dependencies: ["KeygatePolicy", "KeygatePAM"], path: "Benchmarks/PAMBenchmark"),
+            name: "keygate-bench",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateBenchC"],
+            path: "Benchmarks/Suite"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(name: "KeygateAuditTests", dependencies: ["KeygateAudit", "KeygatePolicy", "KeygateTesting"]),

@@ -251,11 +251,17 @@ public struct Evaluator: Sendable {
             requirement.append(extra)
             return requirement
         }
-        // Enumerate subsets of the candidate leaves of size `needed` (at most 5 bits).
-        var subset: UInt8 = 1
-        while subset < 32 {
-            defer { subset += 1 }
-            guard subset & ~candidates.rawValue == 0, subset.nonzeroBitCount == needed else { continue }
+        // Enumerate the subsets of the candidate leaves of size `needed`, in increasing order
+        // of their bit patterns: `(subset - mask) & mask` steps to the next subset of `mask`
+        // and wraps to 0 after the last one, so only the candidates' subsets are visited.
+        let mask = candidates.rawValue
+        var subset: UInt8 = 0
+        var sawOtherThanBiometry = false
+        var outOfOrder = false
+        while true {
+            subset = (subset &- mask) & mask
+            if subset == 0 { break }
+            guard subset.nonzeroBitCount == needed else { continue }
             var combination = extra
             var policyLeaf = false
             for shift in 0..<5 where subset & (1 << shift) != 0 {
@@ -269,16 +275,22 @@ public struct Evaluator: Sendable {
             if policyLeaf {
                 // userPresence never combines with other leaves: biometry first, passcode as fallback.
                 if state.biometry.unavailability == nil && !state.attempts.biometry.isLockedOut(at: now) {
+                    outOfOrder = outOfOrder || sawOtherThanBiometry
                     requirement.append(combination.union(.biometry))
                 }
                 if state.device.isPasscodeSet && !state.attempts.passcode.isLockedOut(at: now) {
+                    sawOtherThanBiometry = sawOtherThanBiometry || !combination.contains(.biometry)
                     requirement.append(combination.union(.passcode))
                 }
             } else {
+                let usesBiometry = combination.contains(.biometry)
+                outOfOrder = outOfOrder || (usesBiometry && sawOtherThanBiometry)
+                sawOtherThanBiometry = sawOtherThanBiometry || !usesBiometry
                 requirement.append(combination)
             }
         }
-        requirement.orderBiometryFirst()
+        // Reordering is needed only when an alternative with biometry came after one without.
+        if outOfOrder { requirement.orderBiometryFirst() }
         return requirement
     }
 }
@@ -295,24 +307,14 @@ private struct LeafMatcher {
     func match(
         _ leaf: Constraint.LeafSet, usable: Bool, state: AuthenticationState, reasons: inout DecisionReasons
     ) -> Match {
-        let passcodeUnavailability: Unavailability? =
-            if !state.device.isPasscodeSet {
-                .passcodeNotSet
-            } else if state.attempts.passcode.isLockedOut(at: now) {
-                .passcodeLockedOut
-            } else {
-                nil
-            }
-        let biometryUnavailability: Unavailability? =
-            state.biometry.unavailability
-            ?? (state.attempts.biometry.isLockedOut(at: now) ? .biometryLockedOut : nil)
+        // Each leaf works out only the unavailability it needs (the evaluator's hot path).
         switch leaf {
         case .passcode:
-            return factor(.passcode, unavailable: passcodeUnavailability, state: state, reasons: &reasons)
+            return factor(.passcode, unavailable: passcodeUnavailability(state), state: state, reasons: &reasons)
         case .biometryAny:
-            return factor(.biometry, unavailable: biometryUnavailability, state: state, reasons: &reasons)
+            return factor(.biometry, unavailable: biometryUnavailability(state), state: state, reasons: &reasons)
         case .biometryCurrentSet:
-            let unavailable = usable ? biometryUnavailability : .enrollmentChanged
+            let unavailable = usable ? biometryUnavailability(state) : .enrollmentChanged
             return factor(.biometry, unavailable: unavailable, requireBound: true, state: state, reasons: &reasons)
         case .companion:
             let unavailable: Unavailability? = state.isCompanionAvailable ? nil : .companionNotAvailable
@@ -322,10 +324,22 @@ private struct LeafMatcher {
             let biometry = factor(
                 .biometry, unavailable: state.biometry.unavailability, state: state, reasons: &reasons)
             if biometry == .satisfied { return .satisfied }
-            let passcode = factor(.passcode, unavailable: passcodeUnavailability, state: state, reasons: &reasons)
+            let passcode = factor(
+                .passcode, unavailable: passcodeUnavailability(state), state: state, reasons: &reasons)
             if passcode == .satisfied { return .satisfied }
             return biometry == .promptable || passcode == .promptable ? .promptable : .impossible
         }
+    }
+
+    /// Why the passcode cannot be used now (none set, or locked out), or nil.
+    private func passcodeUnavailability(_ state: AuthenticationState) -> Unavailability? {
+        if !state.device.isPasscodeSet { return .passcodeNotSet }
+        return state.attempts.passcode.isLockedOut(at: now) ? .passcodeLockedOut : nil
+    }
+
+    /// Why biometry cannot be used now (no sensor, nothing enrolled, locked out), or nil.
+    private func biometryUnavailability(_ state: AuthenticationState) -> Unavailability? {
+        state.biometry.unavailability ?? (state.attempts.biometry.isLockedOut(at: now) ? .biometryLockedOut : nil)
     }
 
     func match(applicationPasswordIn state: AuthenticationState, reasons: inout DecisionReasons) -> Match {

@@ -2,6 +2,8 @@
 // request some rule matches and one no rule matches. The index (exact service, then glob
 // prefixes) keeps the cost about flat as the rule count grows.
 
+import Foundation
+import Glibc
 import KeygatePolicy
 
 /// Rule `i`: exact service `svc-i` (even i) or the glob `com.example.svc-i.*` (odd i), a
@@ -41,7 +43,7 @@ func policyRows(iterations: Int) -> [[String]] {
             let micro =
                 (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
                 / Double(iterations)
-            rows.append(["\(count)", name, "\(set.decide(request).matchedRules.count)", String(format: micro)])
+            rows.append(["\(count)", name, "\(set.decide(request).matchedRules.count)", format(micro, digits: 2)])
         }
     }
     if checksum == -1 { print(checksum) }

@@ -1,0 +1,258 @@
+// Whole processes: `keygate get` beside a static Swift hello world, `secret-tool lookup`
+// (gnome-keyring) and `pass show`; `keygate list` and `keygate audit verify` beside
+// `sqlite3 -json` and `sha256sum`; peak RSS opening a large store and reading from it.
+
+import Foundation
+import Glibc
+import Keygate
+import KeygateBenchC
+import KeygatePolicy
+import KeygateStore
+
+/// The environment every CLI run gets: a private home, data and runtime directory, no login
+/// session (unless `session`), and nothing of the caller's keygate settings.
+func cliEnvironment(_ home: String, session: Bool = false) -> [String: String] {
+    var environment = [
+        "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home,
+        "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config", "XDG_RUNTIME_DIR": home + "/run",
+        "LANG": "C.UTF-8",
+    ]
+    if session { environment["XDG_SESSION_ID"] = ProcessInfo.processInfo.environment["XDG_SESSION_ID"] ?? "1" }
+    for name in ["data", "config", "run"] { mkdir(home + "/" + name, 0o700) }
+    return environment
+}
+
+/// `keygate` with the options every run uses.
+func keygate(_ binary: String, store: String, trail: String, _ arguments: [String]) -> [String] {
+    [binary, "--store", store, "--audit", trail, "--device-state", "unlocked", "--no-interaction"] + arguments
+}
+
+func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
+    table.section("Whole process: a plain item (median of \(scale.processRuns) runs)")
+    let home = temporaryDirectory("cli")
+    defer { removeTree(home) }
+    let fixture = try StoreFixture.make(items: scale.readStores[0], large: scale.largeItems)
+    let copy = try fixture.copy()
+    defer { removeTree(copy) }
+    // The same store on tmpfs, where there is one: start-up and work without the disk's
+    // fsync latency.
+    let memoryCopy = access("/dev/shm", W_OK) == 0 ? try fixture.copy(in: "/dev/shm") : nil
+    defer { if let memoryCopy { removeTree(memoryCopy) } }
+    let hello = helloWorld()
+    let helloTime = hello.flatMap { medianRun([$0], runs: scale.processRuns) }
+    let helloText = helloTime.map(duration) ?? "n/a"
+    var plainGet: Double?
+    if let binary = keygateBinary {
+        let variants =
+            [
+                ("keygate get", copy, false), ("keygate get with XDG_SESSION_ID set", copy, true),
+            ] + (memoryCopy.map { [("keygate get, store and trail on tmpfs (no fsync latency)", $0, false)] } ?? [])
+        for (name, directory, session) in variants {
+            let arguments = keygate(
+                binary, store: directory + "/items.db", trail: directory + "/audit.jsonl",
+                ["get", "-s", "svc-1", "-a", "bench"])
+            let time = medianRun(
+                arguments, runs: scale.processRuns, environment: cliEnvironment(home, session: session))
+            if name == "keygate get" { plainGet = time }
+            table.add(
+                Row(
+                    name: name,
+                    ours: time.map(duration) ?? "failed",
+                    baselineName: "static Swift hello world", baseline: helloText,
+                    ratio: time.flatMap { ours in helloTime.map { ratio(ours, $0) } } ?? "n/a", target: "≤ 3 ms"))
+        }
+    } else {
+        table.add(Row(name: "keygate get", ours: "not built (KEYGATE_BIN)", target: "≤ 3 ms"))
+    }
+    table.add(secretToolRow(scale: scale, home: home, get: plainGet))
+    table.add(passRow(scale: scale, home: home, get: plainGet))
+
+    if let binary = keygateBinary {
+        listRows(table, scale: scale, binary: binary, home: home)
+        try verifyRows(table, scale: scale, binary: binary, home: home)
+    }
+    try rssRow(table, scale: scale)
+}
+
+/// A static Swift hello world, compiled once into the cache (nil without swiftc).
+func helloWorld() -> String? {
+    let binary = cacheRoot + "/hello-static"
+    if access(binary, X_OK) == 0 { return binary }
+    let source = cacheRoot + "/hello.swift"
+    _ = FileManager.default.createFile(atPath: source, contents: Data("print(\"hello\")\n".utf8))
+    let compiler = ProcessInfo.processInfo.environment["SWIFTC"] ?? "swiftc"
+    guard let built = run([compiler, "-O", "-static-stdlib", source, "-o", binary]), built.status == 0 else {
+        return nil
+    }
+    return binary
+}
+
+/// `secret-tool lookup` against gnome-keyring in a private D-Bus session, when installed.
+func secretToolRow(scale: Scale, home: String, get: Double?) -> Row {
+    let name = "secret-tool lookup (gnome-keyring, dbus-run-session)"
+    guard installed("secret-tool"), installed("gnome-keyring-daemon"), installed("dbus-run-session") else {
+        return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "not installed")
+    }
+    // Inside the session: start a keyring unlocked with a throwaway password, store one secret, then time lookups
+    // with this program's `time` worker (median of N).
+    let script = """
+        set -e
+        printf 'bench' | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
+        printf 'bench-secret' | secret-tool store --label=bench service bench account bench
+        exec "$0" worker time \(scale.processRuns) secret-tool lookup service bench account bench
+        """
+    var environment = cliEnvironment(home)
+    environment["XDG_RUNTIME_DIR"] = home + "/run"
+    guard
+        let finished = run(
+            ["dbus-run-session", "--", "sh", "-c", script, selfPath], environment: environment, timeout: 120),
+        finished.status == 0, let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+        return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed to run")
+    }
+    return Row(
+        name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: duration(seconds),
+        ratio: get.map { ratio($0, seconds) } ?? "n/a", target: "≤ 3 ms")
+}
+
+/// `pass show` with a gpg key without passphrase, when installed.
+func passRow(scale: Scale, home: String, get: Double?) -> Row {
+    let name = "pass show (gpg key without passphrase)"
+    guard installed("pass"), installed("gpg") else {
+        return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "not installed")
+    }
+    var environment = cliEnvironment(home)
+    environment["GNUPGHOME"] = home + "/gnupg"
+    environment["PASSWORD_STORE_DIR"] = home + "/pass"
+    mkdir(home + "/gnupg", 0o700)
+    let script = """
+        set -e
+        gpg --batch --passphrase '' --quick-gen-key bench@keygate.invalid default default never >/dev/null 2>&1
+        pass init bench@keygate.invalid >/dev/null
+        printf 'bench-secret\\n' | pass insert -m bench >/dev/null
+        exec "$0" worker time \(scale.processRuns) pass show bench
+        """
+    guard let finished = run(["sh", "-c", script, selfPath], environment: environment, timeout: 120),
+        finished.status == 0,
+        let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+        return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed to run")
+    }
+    return Row(
+        name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: duration(seconds),
+        ratio: get.map { ratio($0, seconds) } ?? "n/a", target: "≤ 3 ms")
+}
+
+/// `keygate-bench worker time N PROGRAM ARGS…`: prints the median seconds of N runs.
+func timeWorker(runs: Int, arguments: [String]) -> Int32 {
+    guard let seconds = medianRun(arguments, runs: runs) else { return 1 }
+    print(seconds)
+    return 0
+}
+
+/// One timed run, or "> N s" when it was stopped at the time-out.
+func timed(_ arguments: [String], environment: [String: String], timeout: Int) -> (String, Double?) {
+    guard let finished = run(arguments, environment: environment, timeout: Double(timeout)) else {
+        return ("failed to start", nil)
+    }
+    if finished.status == 124 { return ("> \(timeout) s (stopped)", nil) }
+    guard finished.status == 0 else { return ("failed (exit \(finished.status))", nil) }
+    return (duration(finished.seconds), finished.seconds)
+}
+
+func listRows(_ table: Table, scale: Scale, binary: String, home: String) {
+    table.section("keygate list and audit verify (one run each)")
+    for items in scale.listStores {
+        do {
+            let fixture = try StoreFixture.make(items: items, large: scale.largeItems)
+            let copy = try fixture.copy()
+            defer { removeTree(copy) }
+            let environment = cliEnvironment(home)
+            let (text, ours) = timed(
+                keygate(binary, store: copy + "/items.db", trail: copy + "/audit.jsonl", ["list"]),
+                environment: environment, timeout: scale.timeoutSeconds)
+            let sql = "SELECT agrp, acct, svce, sync, labl, pdmn, accc, cdat, mdat FROM items"
+            let baseline = medianRun(["sqlite3", "-json", fixture.store, sql], runs: 3)
+            table.add(
+                Row(
+                    name: "keygate list, \(grouped(items + scale.largeItems)) items", ours: text,
+                    baselineName: "sqlite3 -json, same columns", baseline: baseline.map(duration) ?? "n/a",
+                    ratio: ours.flatMap { o in baseline.map { ratio(o, $0) } } ?? "n/a",
+                    target: items >= 200_000 ? "< 2 s" : ""))
+        } catch {
+            table.add(Row(name: "keygate list, \(grouped(items)) items", ours: "failed: \(error)"))
+        }
+    }
+}
+
+func verifyRows(_ table: Table, scale: Scale, binary: String, home: String) throws {
+    for records in scale.trails {
+        let fixture = try TrailFixture.make(records: records)
+        let store = temporaryDirectory("verify")
+        defer { removeTree(store) }
+        let environment = cliEnvironment(home)
+        let arguments = keygate(binary, store: store + "/items.db", trail: fixture.trail, ["audit", "verify"])
+        guard
+            let measured = run(
+                arguments, environment: environment, timeout: Double(scale.timeoutSeconds), sampleMemory: true)
+        else {
+            continue
+        }
+        let text =
+            measured.status == 124
+            ? "> \(scale.timeoutSeconds) s (stopped)"
+            : measured.status == 0 ? duration(measured.seconds) : "failed (exit \(measured.status))"
+        let baseline = medianRun(["sha256sum", fixture.trail], runs: 3)
+        table.add(
+            Row(
+                name:
+                    "keygate audit verify, \(grouped(records)) records (peak RSS \(grouped(measured.maxRSSKiB / 1024)) MiB)",
+                ours: text, baselineName: "sha256sum of the trail", baseline: baseline.map(duration) ?? "n/a",
+                ratio: measured.status == 0 ? baseline.map { ratio(measured.seconds, $0) } ?? "n/a" : "n/a",
+                target: "≤ 3×, flat memory"))
+    }
+}
+
+func rssRow(_ table: Table, scale: Scale) throws {
+    table.section("Memory")
+    let fixture = try StoreFixture.make(items: scale.rssStore, large: scale.largeItems)
+    let ours = run(
+        [selfPath, "worker", "rss-keygate", fixture.store, "\(scale.rssStore)", "\(scale.rssReads)"],
+        sampleMemory: true)
+    let c = run(
+        [selfPath, "worker", "rss-c", fixture.baseline, "\(scale.rssStore)", "\(scale.rssReads)"],
+        sampleMemory: true)
+    func mebibytes(_ finished: Finished?) -> String {
+        guard let finished, finished.status == 0 else { return "failed" }
+        return format(Double(finished.maxRSSKiB) / 1024) + " MiB"
+    }
+    table.add(
+        Row(
+            name: "peak RSS: open a \(grouped(scale.rssStore))-item store, read \(grouped(scale.rssReads)) items",
+            ours: mebibytes(ours), baselineName: "C select + open", baseline: mebibytes(c),
+            ratio: ours.flatMap { o in c.map { ratio(Double(o.maxRSSKiB), Double($0.maxRSSKiB)) } } ?? "n/a"))
+}
+
+/// `keygate-bench worker rss-keygate STORE ITEMS READS` / `worker rss-c DB ITEMS READS`.
+func rssWorker(_ mode: String, path: String, items: Int, reads: Int) async -> Int32 {
+    if mode == "rss-c" {
+        guard let baseline = try? Baseline(path: path) else { return 1 }
+        for counter in 0..<reads { baseline.read(spread(counter, over: items), large: false) }
+        return 0
+    }
+    do {
+        let keychain = Keychain(
+            store: try SQLiteItemStore(path: path), accessGroups: ["keygate"], authenticator: NobodyAuthenticator(),
+            auditor: Auditor(sink: NoopAuditSink(), isRequired: true))
+        for counter in 0..<reads {
+            let query = ItemQuery(
+                service: "svc-\(spread(counter, over: items))", account: "bench", accessGroup: "keygate",
+                returnData: true)
+            _ = try await keychain.copyMatching(query)
+        }
+        return 0
+    } catch {
+        FileHandle.standardError.write("rss worker: \(error)\n")
+        return 1
+    }
+}
