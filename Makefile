@@ -39,7 +39,7 @@ test: deps
 	$(SWIFT) test --skip-build --no-parallel
 	@# The benchmarks, built in release and run once at the tiny size so they cannot rot
 	@# (no timing is checked; a lost write in the multi-process row fails).
-	$(SWIFT) build -c release --product keygate-bench
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-bench
 	.build/release/keygate-bench --scale tiny --keygate .build/debug/keygate >/dev/null
 
 # The release build of keygate: the Swift runtime and FoundationEssentials linked in statically,
@@ -95,8 +95,8 @@ bench: deps
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null || echo "could not install$$missing"; \
 	  fi; \
 	fi
-	$(SWIFT) build -c release --product keygate
-	$(SWIFT) build -c release --product keygate-bench
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-bench
 	.build/release/keygate-bench --scale $(BENCH_SCALE) --keygate .build/release/keygate
 
 # The shipped organisation policies: validate them and run their policy test files.

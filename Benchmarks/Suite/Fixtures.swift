@@ -85,7 +85,7 @@ struct TrailFixture {
     var trail: String { directory + "/audit.jsonl" }
 
     static func make(records: Int) throws -> TrailFixture {
-        let fixture = TrailFixture(directory: cacheRoot + "/trail-v1-\(records)")
+        let fixture = TrailFixture(directory: cacheRoot + "/trail-v2-\(records)")
         guard access(fixture.directory + "/ready", F_OK) != 0 else { return fixture }
         removeTree(fixture.directory)
         mkdir(fixture.directory, 0o700)
@@ -93,9 +93,9 @@ struct TrailFixture {
         do {
             let sink = JSONLinesAuditSink(path: fixture.trail, durability: .groupCommit(records: 1_000))
             for index in 0..<records {
-                let item = AuditEvent.Item(service: "svc-\(index)", account: "bench", accessGroup: "keygate")
+                let item = ItemIdentity(accessGroup: "keygate", account: "bench", service: "svc-\(index)")
                 try sink.append(
-                    AuditEvent(kind: .read, item: item, decision: "allow", reasons: ["classAvailable"]),
+                    AuditEvent(kind: .read, item: item, decision: .allow, reasons: ["classAvailable"]),
                     at: Timestamp(seconds: 1_800_000_000 + Int64(index)))
             }
             sink.flush()
