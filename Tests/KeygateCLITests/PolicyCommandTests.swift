@@ -115,6 +115,28 @@ import Testing
         #expect(result.lastErrorLine.contains("'no-adds'"))
     }
 
+    /// The credential helpers open the store like every item command, so the organisation's
+    /// rules bind them too (a `forbid add` is not bypassed through git's or docker's protocol).
+    @Test func credentialHelpersAreBoundByTheRules() throws {
+        let world = try CLIWorld()
+        let config = world.directory.url.appendingPathComponent("config").path
+        try FileManager.default.createDirectory(atPath: config + "/keygate/policies", withIntermediateDirectories: true)
+        try "rule \"no-adds\" { forbid add }".write(
+            toFile: config + "/keygate/policies/org.policy", atomically: true, encoding: .utf8)
+        world.extraEnvironment["XDG_CONFIG_HOME"] = config
+        let git = try world.run(
+            ["credential", "store"], stdin: Data("protocol=https\nhost=example.com\nusername=u\npassword=p\n\n".utf8))
+        #expect(git.status == 10, "\(git.stderr)")
+        #expect(git.stderr.contains("'no-adds'"), "\(git.stderr)")
+        let docker = try world.run(
+            ["docker-credential", "store"],
+            stdin: Data(#"{"ServerURL":"https://r.example","Username":"u","Secret":"s"}"#.utf8))
+        #expect(docker.status != 0)
+        #expect(docker.stdoutText.contains("'no-adds'") || docker.stderr.contains("'no-adds'"), "\(docker.stdoutText)")
+        world.extraEnvironment["XDG_CONFIG_HOME"] = nil
+        #expect(try world.run(["list"]).stdoutText.isEmpty, "nothing was stored")
+    }
+
     @Test func checkExplainAndTest() throws {
         let world = try CLIWorld()
         var result = try world.run(["policy", "check", Self.shipped + "/default.policy", Self.shipped + "/examples"])

@@ -23,7 +23,8 @@ struct DockerCredentialCommand: RunnableCommand {
             store reads {"ServerURL","Username","Secret"} as JSON; get and erase read the server URL;
             list prints {"<ServerURL>": "<Username>", …}. get asks for a proof when the credential's
             access control needs one (none by default). Errors go to standard output, exit 1.
-            """)
+            """,
+        loadsPolicies: true)
 
     /// What docker asked for.
     enum Action: Sendable, Equatable {

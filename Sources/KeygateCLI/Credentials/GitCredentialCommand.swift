@@ -30,7 +30,7 @@ struct GitCredentialCommand: Command {
 
               git config --global credential.helper "keygate --access-control userPresence"
             """,
-        options: options, maximumPositionals: nil)
+        options: options, maximumPositionals: nil, loadsPolicies: true)
 
     /// The protection of stored credentials, as typed.
     let protection: ProtectionOptions
