@@ -103,13 +103,17 @@ import Testing
         #expect(item["decision"] as? String == "authenticate")
     }
 
-    @Test func userPoliciesApplyByDefault() throws {
-        let world = try CLIWorld()
+    /// Makes `text` the user's organisation policy (`$XDG_CONFIG_HOME/keygate/policies/org.policy`).
+    static func userPolicy(_ world: CLIWorld, _ text: String) throws {
         let config = world.directory.url.appendingPathComponent("config").path
         try FileManager.default.createDirectory(atPath: config + "/keygate/policies", withIntermediateDirectories: true)
-        try "rule \"no-adds\" { forbid add }".write(
-            toFile: config + "/keygate/policies/org.policy", atomically: true, encoding: .utf8)
+        try text.write(toFile: config + "/keygate/policies/org.policy", atomically: true, encoding: .utf8)
         world.extraEnvironment["XDG_CONFIG_HOME"] = config
+    }
+
+    @Test func userPoliciesApplyByDefault() throws {
+        let world = try CLIWorld()
+        try Self.userPolicy(world, "rule \"no-adds\" { forbid add }")
         let result = try world.add("api", "me", Data("v".utf8), [])
         #expect(result.status == 10)
         #expect(result.lastErrorLine.contains("'no-adds'"))
@@ -119,11 +123,7 @@ import Testing
     /// rules bind them too (a `forbid add` is not bypassed through git's or docker's protocol).
     @Test func credentialHelpersAreBoundByTheRules() throws {
         let world = try CLIWorld()
-        let config = world.directory.url.appendingPathComponent("config").path
-        try FileManager.default.createDirectory(atPath: config + "/keygate/policies", withIntermediateDirectories: true)
-        try "rule \"no-adds\" { forbid add }".write(
-            toFile: config + "/keygate/policies/org.policy", atomically: true, encoding: .utf8)
-        world.extraEnvironment["XDG_CONFIG_HOME"] = config
+        try Self.userPolicy(world, "rule \"no-adds\" { forbid add }")
         let git = try world.run(
             ["credential", "store"], stdin: Data("protocol=https\nhost=example.com\nusername=u\npassword=p\n\n".utf8))
         #expect(git.status == 10, "\(git.stderr)")
