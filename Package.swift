@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
+        .library(name: "KeygateProtocol", targets: ["KeygateProtocol"]),
+        .executable(name: "keygated", targets: ["keygated"]),
     ],
     targets: [
         // Pure Swift: flags, protection classes, constraint tree, context, evaluator, input files.
@@ -43,6 +45,18 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "keygate", dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateLinux"]),
+        // The broker's wire protocol: frames, messages, the incremental decoder (pure Swift).
+        .target(name: "KeygateProtocol", dependencies: ["KeygatePolicy"], exclude: ["README.md"]),
+        // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
+        .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
+        // The broker daemon: one Unix socket, each caller's own store under its state directory.
+        .executableTarget(
+            name: "keygated",
+            dependencies: [
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+            ]),
+        // A small protocol client for the broker's tests (run as other uids through setpriv).
+        .executableTarget(name: "keygated-probe", dependencies: ["KeygateProtocol"], path: "Tests/KeygatedProbe"),
 
         // Benchmarks: release-build executables printing a table with the baseline beside it.
         .executableTarget(
@@ -59,6 +73,9 @@ let package = Package(
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting"]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygatePolicy", "KeygateTesting", "keygate"]),
+        .testTarget(name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy"]),
+        .testTarget(
+            name: "KeygatedTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "keygated", "keygated-probe"]),
     ],
     swiftLanguageModes: [.v6]
 )
