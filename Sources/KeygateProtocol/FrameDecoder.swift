@@ -117,7 +117,9 @@ extension Frame {
         bytes.append(type.rawValue)
         bytes.append(0)
         bytes.append(0)
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: requestID >> shift)) }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: requestID >> shift))
+        }
         bytes.append(contentsOf: payload)
         return bytes
     }

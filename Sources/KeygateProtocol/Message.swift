@@ -1,7 +1,7 @@
 public import KeygatePolicy
 
-/// Every message of the protocol, typed. ``frame(requestID:)`` encodes one; ``init(_:)``
-/// decodes a frame into one, validating every field (an access control is parsed, a protection
+/// Every message of the protocol, typed. ``frame(requestID:)`` encodes one; the initialiser
+/// taking a ``Frame`` decodes one, validating every field (an access control is parsed, a protection
 /// class and an interaction policy must be known names, strings must be UTF-8 without NUL,
 /// no bytes may follow the last field).
 public enum Message: Sendable, Equatable {
@@ -229,7 +229,8 @@ extension Message {
             return .add(
                 AddPayload(
                     service: try r.string("service"), account: try r.string("account"),
-                    accessGroup: try r.optional("accessGroup") { r throws(ProtocolError) in try r.string("accessGroup") },
+                    accessGroup: try r.optional("accessGroup") { r throws(ProtocolError) in try r.string("accessGroup")
+                    },
                     label: try r.optional("label") { r throws(ProtocolError) in try r.string("label") },
                     generic: try r.optional("generic") { r throws(ProtocolError) in try r.data("generic") },
                     synchronizable: try r.bool("synchronizable"), protection: try protection(&r),

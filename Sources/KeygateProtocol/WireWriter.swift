@@ -118,7 +118,9 @@ struct WireReader {
     mutating func secret(_ field: String) throws(ProtocolError) -> SecretBytes {
         let count = try count(field, minimumElementSize: 1)
         defer { offset += count }
-        return bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+        return bytes.withUnsafeBytes {
+            SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
+        }
     }
 
     mutating func optional<T>(_ field: String, _ read: (inout WireReader) throws(ProtocolError) -> T)

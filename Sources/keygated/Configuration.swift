@@ -58,7 +58,8 @@ struct Configuration: Equatable {
             let value = String(line[line.index(after: equals)...]).trimmed(" \t")
             let place = "\(path):\(number): \(key)"
             guard Self.keys.contains(key) else {
-                throw StartupError("\(path):\(number): unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
+                throw StartupError(
+                    "\(path):\(number): unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
             }
             guard seen.insert(key).inserted else { throw StartupError("\(place): given twice") }
             switch key {
@@ -91,7 +92,8 @@ struct Configuration: Equatable {
         -> Int
     {
         guard let number = Int(value), range.contains(number) else {
-            throw StartupError("\(place): '\(value)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+            throw StartupError(
+                "\(place): '\(value)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
         }
         return number
     }

@@ -45,7 +45,9 @@ final class Connection: @unchecked Sendable {
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else {
                 let what = decoder.bufferedCount > 0 ? "a half-sent frame" : "no request"
-                end(KeygateError(.interactionNotAllowed, "idle timeout: \(what) for \(configuration.idleTimeoutSeconds) s"))
+                end(
+                    KeygateError(
+                        .interactionNotAllowed, "idle timeout: \(what) for \(configuration.idleTimeoutSeconds) s"))
                 return
             }
             let count = recv(socket, &buffer, buffer.count, 0)

@@ -92,7 +92,8 @@ case "add":
     if rest.count > 3, rest[3] == "presence" {
         protection = .accessControl(try! AccessControl(protection: .whenUnlocked, flags: .userPresence))
     }
-    _ = client.request(.add(AddPayload(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
+    _ = client.request(
+        .add(AddPayload(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
     print("ok")
 case "get":
     let reply = client.request(.copyMatching(QueryPayload(service: rest[0], account: rest[1], returnData: true)))
