@@ -89,3 +89,25 @@ import Testing
             ])
     }
 }
+
+/// The configuration file shipped in Packaging/ is accepted as it is.
+@Suite struct ShippedConfigurationTests {
+    @Test func theShippedConfigurationStartsTheDaemon() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Packaging/keygated.conf"), encoding: .utf8)
+        #expect(text.contains("#device-state = logind"))
+        let daemon = try DaemonFixture(config: text)
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "v").lines == ["ok"])
+        // Every commented default is a key the daemon knows: uncommented, they start it too.
+        let uncommented = text.split(separator: "\n").filter {
+            $0.hasPrefix("#") && $0.dropFirst().first?.isLowercase == true
+        }
+        .map { $0.dropFirst() }.joined(separator: "\n")
+        .replacingOccurrences(of: "enrollment-file = /etc/keygate/enrollment", with: "enrollment-file = /nonexistent")
+        let all = try DaemonFixture(config: uncommented)
+        try all.start()
+        #expect(try all.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
+    }
+}
