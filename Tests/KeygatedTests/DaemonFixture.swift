@@ -186,34 +186,54 @@ final class RawConnection {
         #expect(send(try message.frame(requestID: id).encoded(maximumLength: FrameLimits.hardMaximumLength)))
     }
 
-    /// The next message, or nil when the connection ends first (or nothing comes in `timeout` s).
-    func receive(timeout: Double = 10) -> (id: UInt32, message: Message)? {
+    private var pending: [(id: UInt32, message: Message)] = []
+
+    /// What one read brought.
+    private enum Chunk {
+        case bytes(ArraySlice<UInt8>)
+        case closed
+        case timedOut
+    }
+
+    /// The next bytes from the daemon, waiting until `deadline`.
+    private func nextChunk(until deadline: Date) -> Chunk {
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) >= 0 else { return nil }
+            guard poll(&poller, 1, 100) >= 0 else { return .closed }
             guard poller.revents != 0 else { continue }
             let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { return nil }
-            guard let frames = try? decoder.append(buffer[0..<count]) else { return nil }
-            if let frame = frames.first, let message = try? Message(frame) { return (frame.requestID, message) }
+            return count > 0 ? .bytes(buffer[0..<count]) : .closed
         }
-        return nil
+        return .timedOut
+    }
+
+    /// The next message, or nil when the connection ends first (or nothing comes in `timeout` s).
+    func receive(timeout: Double = 10) -> (id: UInt32, message: Message)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pending.isEmpty {
+            guard case .bytes(let bytes) = nextChunk(until: deadline),
+                let frames = try? decoder.append(bytes)
+            else { return nil }
+            for frame in frames {
+                guard let message = try? Message(frame) else { return nil }
+                pending.append((frame.requestID, message))
+            }
+        }
+        return pending.removeFirst()
     }
 
     /// True when the daemon closes the connection within `timeout` s (reading and dropping
     /// whatever comes before the end).
     func closedByPeer(within timeout: Double) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) >= 0 else { return false }
-            guard poller.revents != 0 else { continue }
-            if recv(fd, &buffer, buffer.count, 0) <= 0 { return true }
+        while true {
+            switch nextChunk(until: deadline) {
+            case .bytes: continue
+            case .closed: return true
+            case .timedOut: return false
+            }
         }
-        return false
     }
 
     /// Sends hello and expects the reply.

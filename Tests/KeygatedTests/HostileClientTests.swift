@@ -131,4 +131,22 @@ import Testing
         }
         #expect(status.uid == 0)
     }
+
+    @Test func theGlobalLimitRefusesAnyUidBeyondIt() throws {
+        let daemon = try DaemonFixture(config: "max-connections = 2\n")
+        try daemon.start()
+        var one: RawConnection? = try daemon.connect()
+        try one?.greet()
+        let two = try daemon.connect()
+        try two.greet()
+        let refused = try daemon.probe(as: DaemonFixture.userA, "status")
+        #expect(refused.status == 1)
+        #expect(refused.lines.first?.hasPrefix("error -108") == true, "\(refused.output)")
+        // Once a connection ends, its place is free again.
+        withExtendedLifetime(two) {}
+        one = nil  // closes it
+        #expect(one == nil)
+        usleep(200_000)
+        #expect(try daemon.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
+    }
 }
