@@ -25,23 +25,27 @@ final class Server: Sendable {
         self.forcePidfdFallback = forcePidfdFallback
     }
 
-    /// Binds and listens. - Throws: ``StartupError`` naming the path.
+    /// Binds and listens. Something at `PATH` that is not a socket is refused (never replaced),
+    /// and so is a socket another daemon still answers on; a stale socket is replaced.
+    /// - Throws: ``StartupError`` naming the path.
     func listen() throws(StartupError) -> Int32 {
         let temporary = path + ".\(getpid()).new"
         guard temporary.utf8.count < 108 else { throw StartupError("\(path): socket path too long") }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw StartupError("\(path): exists and is not a socket; not replaced")
+            }
+            let probe = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(probe) }
+            guard Self.withAddress(path, { connect(probe, $0, $1) }) != 0 else {
+                throw StartupError("\(path): another daemon is listening on it")
+            }
+        }
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StartupError("socket() failed (errno \(errno))") }
         unlink(temporary)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in temporary.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = Self.withAddress(temporary) { bind(fd, $0, $1) }
         guard bound == 0 else {
             close(fd)
             throw StartupError("\(path): cannot bind (errno \(errno))")
@@ -53,6 +57,18 @@ final class Server: Sendable {
             throw StartupError("\(path): cannot listen (errno \(code))")
         }
         return fd
+    }
+
+    /// Calls `body` with the Unix socket address of `path` (shorter than 108 bytes).
+    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
     }
 
     /// Accepts forever.

@@ -59,21 +59,26 @@ final class DaemonFixture {
     static let daemonPath = binaryDirectory.appendingPathComponent("keygated").path
     static let probePath = binaryDirectory.appendingPathComponent("keygated-probe").path
 
-    /// Starts the daemon and waits (up to 10 s) until its socket exists.
-    func start() throws {
-        unlink(socket)
+    /// Starts the daemon and waits (up to 10 s) until its socket exists (a stale socket left by a
+    /// killed daemon is removed first unless `keepingSocket`; the daemon then waits for the
+    /// socket to answer).
+    func start(keepingSocket: Bool = false) throws {
+        if !keepingSocket { unlink(socket) }
         var arguments = ["--socket", socket, "--state-directory", state]
         if let configPath { arguments += ["--config", configPath] }
         logCount += 1
         let process = try Self.launch(Self.daemonPath, arguments, output: directory + "/daemon-\(logCount).log")
         self.process = process
         let deadline = Date().addingTimeInterval(10)
-        while access(socket, F_OK) != 0 {
+        while access(socket, F_OK) != 0 || (keepingSocket && !answers()) {
             try #require(process.isRunning, "keygated exited: \(log)")
             try #require(Date() < deadline, "keygated did not create its socket in 10 s")
             usleep(10_000)
         }
     }
+
+    /// True when something accepts connections on the socket.
+    private func answers() -> Bool { (try? RawConnection(path: socket, quiet: true)) != nil }
 
     /// The daemon's standard error so far.
     var log: String {
@@ -151,7 +156,8 @@ final class RawConnection {
     let fd: Int32
     private var decoder = FrameDecoder(maximumLength: FrameLimits.hardMaximumLength)
 
-    init(path: String) throws {
+    /// Connects; `quiet` throws without recording a test issue when nothing answers.
+    init(path: String, quiet: Bool = false) throws {
         fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -163,6 +169,8 @@ final class RawConnection {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
+        // A throw after every property is set runs deinit, which closes the socket.
+        if quiet && connected != 0 { throw POSIXError(.ECONNREFUSED) }
         try #require(connected == 0, "connect failed: errno \(errno)")
     }
 

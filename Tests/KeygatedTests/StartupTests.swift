@@ -58,6 +58,28 @@ import Testing
         }
     }
 
+    @Test func aFileAtTheSocketPathIsNeverReplacedAndARunningDaemonIsNotStolenFrom() throws {
+        let daemon = try DaemonFixture()
+        try "not a socket".write(toFile: daemon.socket, atomically: false, encoding: .utf8)
+        let output = daemon.directory + "/second.log"
+        let arguments = ["--socket", daemon.socket, "--state-directory", daemon.state]
+        let refused = try DaemonFixture.launch(DaemonFixture.daemonPath, arguments, output: output)
+        refused.waitUntilExit()
+        #expect(refused.terminationStatus == 78)
+        #expect(try String(contentsOfFile: daemon.socket, encoding: .utf8) == "not a socket")
+        unlink(daemon.socket)
+        try daemon.start()
+        let second = try DaemonFixture.launch(DaemonFixture.daemonPath, arguments, output: output)
+        second.waitUntilExit()
+        #expect(second.terminationStatus == 78)
+        #expect(try String(contentsOfFile: output, encoding: .utf8).contains("another daemon is listening"))
+        #expect(try daemon.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
+        // A stale socket (its daemon killed) is replaced.
+        daemon.stop(signal: SIGKILL)
+        try daemon.start(keepingSocket: true)
+        #expect(try daemon.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
+    }
+
     @Test func killNineOfTheDaemonLosesNoAcknowledgedAdd() throws {
         let daemon = try DaemonFixture()
         try daemon.start()
