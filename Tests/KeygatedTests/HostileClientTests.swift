@@ -149,4 +149,31 @@ import Testing
         usleep(200_000)
         #expect(try daemon.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
     }
+
+    @Test func twoHundredConcurrentClientsAreAllServed() throws {
+        let daemon = try DaemonFixture(config: "max-connections-per-user = 256\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        var connections: [RawConnection] = []
+        for _ in 0..<200 {
+            let connection = try daemon.connect()
+            try connection.send(
+                .hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "many"), id: 1)
+            connections.append(connection)
+        }
+        // All 200 are open at once; each is greeted, then asks for its status.
+        for connection in connections {
+            guard case .helloReply? = connection.receive()?.message else {
+                Issue.record("a client was not greeted")
+                return
+            }
+            try connection.send(.status, id: 2)
+        }
+        var served = 0
+        for connection in connections {
+            if case .statusReply(let status)? = connection.receive()?.message, status.uid == 0 { served += 1 }
+        }
+        #expect(served == 200)
+        try Self.expectServing(daemon, "with 200 clients connected")
+    }
 }
