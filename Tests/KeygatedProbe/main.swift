@@ -41,8 +41,12 @@ struct Client {
         nextID += 1
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, 0) }
-            if written <= 0 { fail("send failed errno \(errno)") }
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            // The daemon may have refused the connection (an error frame, then close) before the
+            // request went out: the reply read next says why.
+            if written <= 0 { return }
             offset += written
         }
     }
@@ -72,6 +76,7 @@ struct Client {
     }
 }
 
+signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else { fail("usage: keygated-probe SOCKET COMMAND ...") }
 var client = Client(path: arguments[0])
