@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
+        .library(name: "KeygateProtocol", targets: ["KeygateProtocol"]),
+        .executable(name: "keygated", targets: ["keygated"]),
     ],
     targets: [
         // Pure Swift: flags, protection classes, constraint tree, context, evaluator, input files.
@@ -56,6 +58,18 @@ let package = Package(
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
         .target(name: "CCommandLine"),
+        // The broker's wire protocol: frames, messages, the incremental decoder (pure Swift).
+        .target(name: "KeygateProtocol", dependencies: ["KeygatePolicy"], exclude: ["README.md"]),
+        // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
+        .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
+        // The broker daemon: one Unix socket, each caller's own store under its state directory.
+        .executableTarget(
+            name: "keygated",
+            dependencies: [
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+            ]),
+        // A small protocol client for the broker's tests (run as other uids through setpriv).
+        .executableTarget(name: "keygated-probe", dependencies: ["KeygateProtocol"], path: "Tests/KeygatedProbe"),
 
         // Benchmarks: `make bench` builds this in release and prints one table, each row beside
         // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +
@@ -80,6 +94,9 @@ let package = Package(
         .testTarget(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
+        .testTarget(name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy"]),
+        .testTarget(
+            name: "KeygatedTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "keygated", "keygated-probe"]),
     ],
     swiftLanguageModes: [.v6]
 )

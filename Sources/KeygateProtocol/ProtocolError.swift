@@ -1,0 +1,45 @@
+/// Why a frame or a frame sequence was refused. Every case is a clean, typed rejection: the
+/// connection that sent it is answered with an error frame and closed; nothing else changes.
+public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The length field names more bytes than the limit allows (nothing beyond the header was
+    /// buffered).
+    case oversized(length: Int, limit: Int)
+    /// The length field is below the fixed header size.
+    case undersized(length: Int)
+    /// The stream ended inside a frame (`buffered` bytes of it had arrived).
+    case truncated(buffered: Int)
+    /// The frame's version byte is not one this side speaks.
+    case unsupportedVersion(UInt8)
+    /// The message type byte names no message.
+    case unknownMessageType(UInt8)
+    /// The reserved header bytes are not zero.
+    case reservedBitsSet
+    /// The payload does not decode as its message type says (what was wrong, never a value).
+    case malformed(String)
+    /// A well-formed frame that may not come now (wrong direction, no hello first, a request id
+    /// that does not increase, an answer nobody asked for).
+    case outOfOrder(String)
+
+    /// The OSStatus an error frame carries for this rejection: `errSecParam` (-50) for frames
+    /// that do not decode, `errSecBadReq` (-909) for frames that come out of order.
+    public var status: Int32 {
+        switch self {
+        case .outOfOrder: -909
+        default: -50
+        }
+    }
+
+    /// A one-line reason, safe to log and to send (it never quotes payload bytes).
+    public var description: String {
+        switch self {
+        case .oversized(let length, let limit): "frame of \(length) bytes exceeds the limit of \(limit)"
+        case .undersized(let length): "frame length \(length) is shorter than the header"
+        case .truncated(let buffered): "the stream ended inside a frame (\(buffered) bytes of it arrived)"
+        case .unsupportedVersion(let version): "protocol version \(version) is not supported"
+        case .unknownMessageType(let type): "unknown message type \(type)"
+        case .reservedBitsSet: "reserved header bits are set"
+        case .malformed(let why): "malformed payload: \(why)"
+        case .outOfOrder(let why): "frame out of order: \(why)"
+        }
+    }
+}

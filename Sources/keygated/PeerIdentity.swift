@@ -1,0 +1,124 @@
+import CKeygated
+import Glibc
+
+/// Who is on the other end of a connection, from the kernel only; nothing a client sends
+/// can change it.
+///
+/// - uid, gid, pid: `SO_PEERCRED`, recorded by the kernel at `connect()`.
+/// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Before 6.5
+///   (`ENOPROTOOPT`), `pidfd_open(pid)`, which could name a *new* process if the caller
+///   exited and its pid was reused before the call; so the fallback then re-checks the peer:
+///   the process the pidfd names must have started no later than the connection was accepted
+///   (`/proc/<pid>/stat` start time against `CLOCK_BOOTTIME`, in clock ticks), and the peer
+///   credentials must read the same again. A pid that was recycled belongs to a process
+///   started after the caller exited, hence after `accept()`, and is refused.
+/// - executable: `/proc/<pid>/exe`, read and then checked against the pidfd (the pidfd must
+///   still name that pid, so the process that was read is the pinned one, not a successor).
+///
+/// Anything that cannot be established refuses the connection (fail closed).
+struct PeerIdentity: Sendable {
+    let uid: UInt32
+    let gid: UInt32
+    let pid: Int32
+    let executable: String
+    /// "SO_PEERPIDFD" or "pidfd_open".
+    let pidfdSource: String
+    /// The caller's logind session, when it has one.
+    let session: String?
+
+    /// Establishes the identity of the peer of `socket`, accepted at `acceptedTicks`
+    /// (``keygated_boottime_ticks()``); `forceFallback` skips `SO_PEERPIDFD` (tests of the fallback).
+    /// - Returns: the identity, and the pidfd (owned by the caller, closed with the connection).
+    static func establish(socket: Int32, acceptedTicks: UInt64, forceFallback: Bool) throws(IdentityError)
+        -> (PeerIdentity, Int32)
+    {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        var gid: UInt32 = 0
+        guard keygated_peer_credentials(socket, &pid, &uid, &gid) == 0, pid > 0 else {
+            throw IdentityError("no peer credentials (errno \(errno))")
+        }
+        var source = "SO_PEERPIDFD"
+        var pidfd: Int32 = forceFallback ? -1 : keygated_peer_pidfd(socket)
+        if pidfd < 0 {
+            if !forceFallback && errno != ENOPROTOOPT && errno != EINVAL {
+                throw IdentityError("SO_PEERPIDFD failed (errno \(errno))")
+            }
+            source = "pidfd_open"
+            pidfd = keygated_pidfd_open(pid)
+            guard pidfd >= 0 else { throw IdentityError("pidfd_open(\(pid)) failed (errno \(errno))") }
+            do throws(IdentityError) {
+                try recheck(socket: socket, pidfd: pidfd, pid: pid, uid: uid, gid: gid, acceptedTicks: acceptedTicks)
+            } catch {
+                close(pidfd)
+                throw error
+            }
+        }
+        let executable = readLink("/proc/\(pid)/exe")
+        guard keygated_pidfd_pid(pidfd) == pid, let executable else {
+            close(pidfd)
+            throw IdentityError("process \(pid) exited before its executable could be checked")
+        }
+        let identity = PeerIdentity(
+            uid: uid, gid: gid, pid: pid, executable: executable, pidfdSource: source, session: session(of: pid))
+        return (identity, pidfd)
+    }
+
+    /// The fallback's re-check (see the type's documentation).
+    private static func recheck(
+        socket: Int32, pidfd: Int32, pid: Int32, uid: UInt32, gid: UInt32, acceptedTicks: UInt64
+    ) throws(IdentityError) {
+        guard let started = startTicks(pid) else { throw IdentityError("cannot read /proc/\(pid)/stat") }
+        guard keygated_pidfd_pid(pidfd) == pid else { throw IdentityError("process \(pid) exited") }
+        guard started <= acceptedTicks else {
+            throw IdentityError("pid \(pid) names a process started after the connection (a reused pid)")
+        }
+        var againPid: Int32 = 0
+        var againUid: UInt32 = 0
+        var againGid: UInt32 = 0
+        guard keygated_peer_credentials(socket, &againPid, &againUid, &againGid) == 0,
+            againPid == pid, againUid == uid, againGid == gid
+        else {
+            throw IdentityError("peer credentials changed while they were checked")
+        }
+    }
+
+    /// Field 22 of `/proc/<pid>/stat` (after the parenthesised command name, which may hold
+    /// spaces and parentheses: parsed from the last ')').
+    static func startTicks(_ pid: Int32) -> UInt64? {
+        guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (state); field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    private static func session(of pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard keygated_pid_session(pid, &buffer, Int32(buffer.count)) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+}
+
+/// Why a caller's identity could not be established (the connection is refused).
+struct IdentityError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,87 @@
+import Keygate
+import KeygatePolicy
+import KeygateProtocol
+
+/// Turns one decoded, in-order request into its reply, acting on the caller's own keychain
+/// only. The set of requests is fixed and typed (the protocol's ``Message``); nothing here
+/// parses bytes.
+struct RequestHandler: Sendable {
+    static let daemonVersion = "keygated 0.1 (protocol 1)"
+
+    let identity: PeerIdentity
+    let keychains: UserKeychains
+
+    /// The reply to `hello`: protocol 1 when the client speaks it, and the keychain for its groups.
+    func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
+        guard (minimum...max(minimum, maximum)).contains(FrameLimits.version) else {
+            return (
+                .error(
+                    status: KeygateStatus.unimplemented.rawValue,
+                    message: "this daemon speaks protocol \(FrameLimits.version) only"), nil
+            )
+        }
+        guard accessGroups.count <= 64, accessGroups.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }) else {
+            return (Message(KeygateError(.param, "access groups must be 1 to 256 bytes, at most 64 of them")), nil)
+        }
+        do {
+            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups)
+            return (.helloReply(version: FrameLimits.version, daemonVersion: Self.daemonVersion), keychain)
+        } catch {
+            Log.line("uid \(identity.uid): store unavailable: \(error.status)")
+            return (Message(error), nil)
+        }
+    }
+
+    /// The reply to a request after hello.
+    func reply(to message: Message, keychain: Keychain) -> Message {
+        switch message {
+        case .status:
+            return .statusReply(
+                StatusPayload(
+                    mode: "daemon", uid: identity.uid, gid: identity.gid, pid: identity.pid,
+                    executable: identity.executable, daemonVersion: Self.daemonVersion,
+                    pidfdSource: identity.pidfdSource))
+        case .add(let payload):
+            let request = AddRequest(payload)
+            return Self.outcome { () async throws(KeygateError) -> Message in
+                try await keychain.add(request)
+                return .done
+            }
+        case .copyMatching(let payload):
+            let query = ItemQuery(payload)
+            return Self.outcome { () async throws(KeygateError) -> Message in
+                .items(try await keychain.copyMatching(query).map(ItemPayload.init))
+            }
+        case .update(let payload, let changes):
+            let query = ItemQuery(payload)
+            let changes = ItemChanges(changes)
+            return Self.outcome { () async throws(KeygateError) -> Message in
+                try await keychain.update(query, changes: changes)
+                return .done
+            }
+        case .delete(let payload):
+            let query = ItemQuery(payload)
+            return Self.outcome { () async throws(KeygateError) -> Message in
+                try await keychain.delete(query)
+                return .done
+            }
+        case .auditShow, .auditVerify:
+            return Message(
+                KeygateError(.unimplemented, "the audit trail is not served by this daemon version yet"))
+        default:
+            // The sequence check lets only requests reach here; anything else is a daemon bug.
+            return Message(KeygateError(.badReq, "not a request"))
+        }
+    }
+
+    /// Runs a facade call on the concurrency pool and waits for it on this connection's thread.
+    private static func outcome(_ body: @escaping @Sendable () async throws(KeygateError) -> Message) -> Message {
+        Blocking.run { () async -> Message in
+            do throws(KeygateError) {
+                return try await body()
+            } catch {
+                return Message(error)
+            }
+        }
+    }
+}

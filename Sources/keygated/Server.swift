@@ -1,0 +1,141 @@
+import CKeygated
+import Glibc
+import KeygatePolicy
+import KeygateProtocol
+import Synchronization
+
+/// The listening socket and the accept loop.
+///
+/// The socket is bound under a temporary name beside `PATH`, made mode 0666 (anyone local may
+/// connect; the daemon decides), put in listening state and only then renamed to `PATH`: the
+/// socket file existing means the daemon is ready. Each accepted connection gets its identity
+/// from the kernel and a thread of its own; connections beyond the global or the per-uid
+/// limit get an error frame (`errSecAllocate`) and are closed at once.
+final class Server: Sendable {
+    private let path: String
+    private let keychains: UserKeychains
+    private let configuration: Configuration
+    private let counts = Mutex<(total: Int, perUser: [UInt32: Int])>((0, [:]))
+    private let forcePidfdFallback: Bool
+
+    init(path: String, keychains: UserKeychains, configuration: Configuration, forcePidfdFallback: Bool) {
+        self.path = path
+        self.keychains = keychains
+        self.configuration = configuration
+        self.forcePidfdFallback = forcePidfdFallback
+    }
+
+    /// Binds and listens. Something at `PATH` that is not a socket is refused (never replaced),
+    /// and so is a socket another daemon still answers on; a stale socket is replaced.
+    /// - Throws: ``StartupError`` naming the path.
+    func listen() throws(StartupError) -> Int32 {
+        let temporary = path + ".\(getpid()).new"
+        guard temporary.utf8.count < 108 else { throw StartupError("\(path): socket path too long") }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw StartupError("\(path): exists and is not a socket; not replaced")
+            }
+            let probe = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(probe) }
+            guard Self.withAddress(path, { connect(probe, $0, $1) }) != 0 else {
+                throw StartupError("\(path): another daemon is listening on it")
+            }
+        }
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw StartupError("socket() failed (errno \(errno))") }
+        unlink(temporary)
+        let bound = Self.withAddress(temporary) { bind(fd, $0, $1) }
+        guard bound == 0 else {
+            close(fd)
+            throw StartupError("\(path): cannot bind (errno \(errno))")
+        }
+        guard chmod(temporary, 0o666) == 0, Glibc.listen(fd, 512) == 0, rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            close(fd)
+            throw StartupError("\(path): cannot listen (errno \(code))")
+        }
+        return fd
+    }
+
+    /// Calls `body` with the Unix socket address of `path` (shorter than 108 bytes).
+    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+
+    /// Accepts forever.
+    func run(listening fd: Int32) -> Never {
+        while true {
+            let client = keygated_accept(fd)
+            if client < 0 {
+                if errno != EINTR { Log.line("accept failed (errno \(errno))") }
+                if errno == EMFILE || errno == ENFILE { usleep(100_000) }
+                continue
+            }
+            let accepted = keygated_boottime_ticks()
+            let started = Threads.detach { [self] in self.serve(client, acceptedTicks: accepted) }
+            if !started {
+                Log.line("no thread for a new connection; closed")
+                close(client)
+            }
+        }
+    }
+
+    private func serve(_ client: Int32, acceptedTicks: UInt64) {
+        let identity: PeerIdentity
+        let pidfd: Int32
+        do throws(IdentityError) {
+            (identity, pidfd) = try PeerIdentity.establish(
+                socket: client, acceptedTicks: acceptedTicks, forceFallback: forcePidfdFallback)
+        } catch {
+            Log.line("connection refused: \(error)")
+            refuse(client, KeygateError(.notAvailable, "the caller's identity could not be established"))
+            return
+        }
+        guard admit(identity.uid) else {
+            Log.line("uid \(identity.uid) pid \(identity.pid): connection limit reached; refused")
+            refuse(client, KeygateError(.allocate, "too many connections"))
+            close(pidfd)
+            return
+        }
+        defer { release(identity.uid) }
+        Connection(
+            socket: client, identity: identity, pidfd: pidfd, keychains: keychains, configuration: configuration
+        ).serve()
+    }
+
+    private func admit(_ uid: UInt32) -> Bool {
+        counts.withLock { counts in
+            guard counts.total < configuration.maximumConnections,
+                counts.perUser[uid, default: 0] < configuration.maximumConnectionsPerUser
+            else { return false }
+            counts.total += 1
+            counts.perUser[uid, default: 0] += 1
+            return true
+        }
+    }
+
+    private func release(_ uid: UInt32) {
+        counts.withLock { counts in
+            counts.total -= 1
+            counts.perUser[uid, default: 1] -= 1
+            if counts.perUser[uid] == 0 { counts.perUser[uid] = nil }
+        }
+    }
+
+    /// Sends one error frame (best effort, never blocking long) and closes.
+    private func refuse(_ client: Int32, _ error: KeygateError) {
+        if let bytes = try? Message(error).frame(requestID: 0).encoded() {
+            _ = bytes.withUnsafeBytes { send(client, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+        close(client)
+    }
+}

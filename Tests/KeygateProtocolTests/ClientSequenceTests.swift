@@ -1,0 +1,68 @@
+import KeygateProtocol
+import Testing
+
+/// Out-of-order frames are refused before anything acts on them.
+@Suite struct ClientSequenceTests {
+    static func frame(_ message: Message, _ id: UInt32) -> Frame { message.frame(requestID: id) }
+    static let hello = Message.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "t")
+
+    @Test func helloMustComeFirstAndOnce() throws {
+        var sequence = ClientSequence()
+        #expect(throws: ProtocolError.outOfOrder("the first frame must be hello")) {
+            try sequence.accept(Self.frame(.status, 1))
+        }
+        var zero = ClientSequence()
+        #expect(throws: ProtocolError.outOfOrder("request id must be above 0")) {
+            try zero.accept(Self.frame(Self.hello, 0))
+        }
+        var twice = ClientSequence()
+        try twice.accept(Self.frame(Self.hello, 1))
+        #expect(throws: ProtocolError.outOfOrder("hello was already sent")) {
+            try twice.accept(Self.frame(Self.hello, 2))
+        }
+    }
+
+    @Test func requestIDsMustIncreaseAndOneRequestIsInFlight() throws {
+        var sequence = ClientSequence()
+        try sequence.accept(Self.frame(Self.hello, 1))
+        sequence.finished()
+        try sequence.accept(Self.frame(.status, 5))
+        #expect(sequence.inFlight == 5)
+        #expect(throws: ProtocolError.outOfOrder("request 5 is still in flight")) {
+            try sequence.accept(Self.frame(.status, 6))
+        }
+        sequence.finished()
+        #expect(throws: ProtocolError.outOfOrder("request id 5 does not follow 5")) {
+            try sequence.accept(Self.frame(.status, 5))
+        }
+        #expect(throws: ProtocolError.outOfOrder("request id 4 does not follow 5")) {
+            try sequence.accept(Self.frame(.status, 4))
+        }
+    }
+
+    @Test func daemonMessagesFromAClientAreRefused() throws {
+        var sequence = ClientSequence()
+        try sequence.accept(Self.frame(Self.hello, 1))
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.done, 2)) }
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.error(status: 0, message: ""), 2)) }
+    }
+
+    @Test func answersAndCancelsNeedTheirRequest() throws {
+        var sequence = ClientSequence()
+        try sequence.accept(Self.frame(Self.hello, 1))
+        sequence.finished()
+        #expect(throws: ProtocolError.outOfOrder("no prompt is waiting for request 2")) {
+            try sequence.accept(Self.frame(.promptAnswer(nil), 2))
+        }
+        #expect(throws: ProtocolError.outOfOrder("request 2 is not in flight")) {
+            try sequence.accept(Self.frame(.cancel, 2))
+        }
+        try sequence.accept(Self.frame(.copyMatching(QueryPayload()), 2))
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.promptAnswer(nil), 2)) }
+        sequence.prompted()
+        try sequence.accept(Self.frame(.promptAnswer(nil), 2))
+        #expect(!sequence.promptOutstanding)
+        try sequence.accept(Self.frame(.cancel, 2))
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.cancel, 3)) }
+    }
+}

@@ -1,0 +1,129 @@
+import Glibc
+import KeygatePolicy
+import KeygateProtocol
+
+// keygated-probe SOCKET COMMAND ARGS: a minimal protocol client for KeygatedTests, run as other
+// uids through setpriv. Prints one line per result; "error <status> <message>" and exit 1 on an
+// error frame, exit 2 on a broken connection.
+//   status | add SERVICE ACCOUNT VALUE [presence] | get SERVICE ACCOUNT | update SERVICE ACCOUNT VALUE
+//   delete SERVICE ACCOUNT | count | add-many PREFIX N (prints "acked I" after each acknowledged add)
+//   stall (sends hello and a request, then never reads; sleeps until killed)
+
+let group = "probe.group"
+
+func fail(_ text: String) -> Never {
+    print(text)
+    exit(2)
+}
+
+struct Client {
+    let fd: Int32
+    var decoder = FrameDecoder()
+    var nextID: UInt32 = 1
+
+    init(path: String) {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if connected != 0 { fail("connect failed errno \(errno)") }
+    }
+
+    mutating func send(_ message: Message) {
+        let bytes = try! message.frame(requestID: nextID).encoded()
+        nextID += 1
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            // The daemon may have refused the connection (an error frame, then close) before the
+            // request went out: the reply read next says why.
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    mutating func receive() -> Message {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { fail("connection closed") }
+            do {
+                let frames = try decoder.append(buffer[0..<count])
+                if let frame = frames.first { return try Message(frame) }
+            } catch {
+                fail("bad reply: \(error)")
+            }
+        }
+    }
+
+    mutating func request(_ message: Message) -> Message {
+        send(message)
+        let reply = receive()
+        if case .error(let status, let text) = reply {
+            print("error \(status) \(text)")
+            exit(1)
+        }
+        return reply
+    }
+}
+
+signal(SIGPIPE, SIG_IGN)
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 2 else { fail("usage: keygated-probe SOCKET COMMAND ...") }
+var client = Client(path: arguments[0])
+_ = client.request(.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: [group], client: "probe"))
+let command = arguments[1]
+let rest = Array(arguments.dropFirst(2))
+
+func value(_ text: String) -> SecretBytes { SecretBytes(bytes: Array(text.utf8)) }
+
+switch command {
+case "status":
+    guard case .statusReply(let status) = client.request(.status) else { fail("unexpected reply") }
+    print("mode=\(status.mode) uid=\(status.uid) gid=\(status.gid) pid=\(status.pid) pidfd=\(status.pidfdSource)")
+    print("exe=\(status.executable)")
+    print("version=\(status.daemonVersion)")
+case "add":
+    var protection = WireProtection.accessible(.default)
+    if rest.count > 3, rest[3] == "presence" {
+        protection = .accessControl(try! AccessControl(protection: .whenUnlocked, flags: .userPresence))
+    }
+    _ = client.request(
+        .add(AddPayload(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
+    print("ok")
+case "get":
+    let reply = client.request(.copyMatching(QueryPayload(service: rest[0], account: rest[1], returnData: true)))
+    guard case .items(let items) = reply, let data = items.first?.data else { fail("unexpected reply") }
+    print(data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+case "update":
+    _ = client.request(
+        .update(QueryPayload(service: rest[0], account: rest[1]), ChangesPayload(data: value(rest[2]))))
+    print("ok")
+case "delete":
+    _ = client.request(.delete(QueryPayload(service: rest[0], account: rest[1])))
+    print("ok")
+case "count":
+    let reply = client.request(.copyMatching(QueryPayload(matchLimit: .all, returnAttributes: true)))
+    guard case .items(let items) = reply else { fail("unexpected reply") }
+    print(items.count)
+case "add-many":
+    for index in 0..<Int(rest[1])! {
+        _ = client.request(.add(AddPayload(service: rest[0], account: "\(index)", data: value("v\(index)"))))
+        print("acked \(index)")
+        fflush(nil)
+    }
+case "stall":
+    client.send(.copyMatching(QueryPayload(matchLimit: .all, returnAttributes: true)))
+    while true { sleep(60) }
+default:
+    fail("unknown command \(command)")
+}

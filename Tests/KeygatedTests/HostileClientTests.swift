@@ -1,0 +1,179 @@
+import Foundation
+import Glibc
+import KeygatePolicy
+import KeygateProtocol
+import Testing
+
+/// Broken and hostile clients end their own connection only; everyone else keeps being served.
+@Suite struct HostileClientTests {
+    /// User A's item, read back through a fresh client: the daemon still serves others correctly.
+    static func expectServing(_ daemon: DaemonFixture, _ context: String) throws {
+        #expect(daemon.isRunning, "keygated died \(context): \(daemon.log)")
+        #expect(try daemon.probe(as: DaemonFixture.userA, "get", "svc", "acc").lines == ["value-a"], "\(context)")
+    }
+
+    @Test func fuzzedFramesCloseOnlyTheirConnection() throws {
+        let daemon = try DaemonFixture(config: "idle-timeout = 2\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        var state: UInt64 = 0xF00D
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let valid = try Message.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "f")
+            .frame(requestID: 1).encoded()
+        for round in 0..<60 {
+            let connection = try daemon.connect()
+            var bytes: [UInt8]
+            switch round % 3 {
+            case 0: bytes = (0..<Int(next() % 300)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            case 1:
+                bytes = valid
+                bytes[Int(next()) % bytes.count] ^= UInt8(1) << UInt8(next() % 8)
+            default:
+                bytes = valid + (0..<Int(next() % 40)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            }
+            connection.send(bytes)
+            // Each ends in a reply, an error frame and close, or (a half frame) the idle timeout.
+            _ = connection.receive(timeout: 0.2)
+        }
+        try Self.expectServing(daemon, "after fuzzed frames")
+    }
+
+    @Test func anOversizedFrameGetsAnErrorFrameAndClose() throws {
+        let daemon = try DaemonFixture(config: "max-frame-size = 65536\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        let connection = try daemon.connect()
+        try connection.greet()
+        // A length field of 1 GiB: refused from the header alone.
+        connection.send([0x40, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 0, 2])
+        let reply = try #require(connection.receive())
+        #expect(reply.id == 0)
+        #expect(reply.message.keygateError?.status.rawValue == -50)
+        #expect(connection.closedByPeer(within: 5))
+        // A real frame just above the limit too.
+        let big = try daemon.connect()
+        try big.greet()
+        let add = Message.add(
+            AddPayload(service: "s", account: "a", data: SecretBytes(bytes: [UInt8](repeating: 7, count: 70_000))))
+        try big.send(add, id: 2)
+        #expect(big.receive()?.message.keygateError?.status.rawValue == -50)
+        try Self.expectServing(daemon, "after oversized frames")
+    }
+
+    @Test func outOfOrderFramesGetBadRequestAndClose() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        let first = try daemon.connect()
+        try first.send(.status, id: 1)  // no hello first
+        #expect(first.receive()?.message.keygateError?.status.rawValue == -909)
+        #expect(first.closedByPeer(within: 5))
+        let second = try daemon.connect()
+        try second.greet()
+        try second.send(.done, id: 2)  // a daemon message from a client
+        #expect(second.receive()?.message.keygateError?.status.rawValue == -909)
+        #expect(second.closedByPeer(within: 5))
+    }
+
+    @Test func aHalfSentFrameIsClosedAtTheIdleTimeoutWhileOthersAreServed() throws {
+        let daemon = try DaemonFixture(config: "idle-timeout = 2\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        let half = try daemon.connect()
+        try half.greet()
+        let frame = try Message.status.frame(requestID: 2).encoded()
+        half.send(Array(frame[0..<7]))
+        let started = Date()
+        try Self.expectServing(daemon, "while a frame is half-sent")
+        #expect(Date().timeIntervalSince(started) < 2, "another client waited for the stalled one")
+        let reply = try #require(half.receive(timeout: 5))
+        #expect(reply.message.keygateError?.status.rawValue == -25308)
+        #expect(half.closedByPeer(within: 5))
+    }
+
+    @Test func aClientThatStopsReadingBlocksNobody() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        let stalled = try daemon.connect()
+        try stalled.greet()
+        // 20 items of 40 KB: an 800 KB reply that overflows the socket buffers while nobody reads.
+        for index in 0..<20 {
+            let value = SecretBytes(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
+            try stalled.send(.add(AddPayload(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
+            #expect(stalled.receive()?.message == .done)
+        }
+        try stalled.send(.copyMatching(QueryPayload(service: "big", matchLimit: .all, returnData: true)), id: 100)
+        sleep(1)
+        let started = Date()
+        for _ in 0..<3 { try Self.expectServing(daemon, "while a client does not read") }
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func connectionLimitsRefuseTheExtraConnectionOnly() throws {
+        let daemon = try DaemonFixture(config: "max-connections-per-user = 2\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        let one = try daemon.connect()
+        try one.greet()
+        let two = try daemon.connect()
+        try two.greet()
+        let three = try daemon.connect()
+        #expect(three.receive()?.message.keygateError?.status.rawValue == -108)
+        // Another uid is not affected by root's connections; root's own still work.
+        try Self.expectServing(daemon, "at root's connection limit")
+        try one.send(.status, id: 2)
+        guard case .statusReply(let status)? = one.receive()?.message else {
+            Issue.record("no status on an admitted connection")
+            return
+        }
+        #expect(status.uid == 0)
+    }
+
+    @Test func theGlobalLimitRefusesAnyUidBeyondIt() throws {
+        let daemon = try DaemonFixture(config: "max-connections = 2\n")
+        try daemon.start()
+        var one: RawConnection? = try daemon.connect()
+        try one?.greet()
+        let two = try daemon.connect()
+        try two.greet()
+        let refused = try daemon.probe(as: DaemonFixture.userA, "status")
+        #expect(refused.status == 1)
+        #expect(refused.lines.first?.hasPrefix("error -108") == true, "\(refused.output)")
+        // Once a connection ends, its place is free again.
+        withExtendedLifetime(two) {}
+        one = nil  // closes it
+        #expect(one == nil)
+        usleep(200_000)
+        #expect(try daemon.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
+    }
+
+    @Test func twoHundredConcurrentClientsAreAllServed() throws {
+        let daemon = try DaemonFixture(config: "max-connections-per-user = 256\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        var connections: [RawConnection] = []
+        for _ in 0..<200 {
+            let connection = try daemon.connect()
+            try connection.send(
+                .hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "many"), id: 1)
+            connections.append(connection)
+        }
+        // All 200 are open at once; each is greeted, then asks for its status.
+        for connection in connections {
+            guard case .helloReply? = connection.receive()?.message else {
+                Issue.record("a client was not greeted")
+                return
+            }
+            try connection.send(.status, id: 2)
+        }
+        var served = 0
+        for connection in connections {
+            if case .statusReply(let status)? = connection.receive()?.message, status.uid == 0 { served += 1 }
+        }
+        #expect(served == 200)
+        try Self.expectServing(daemon, "with 200 clients connected")
+    }
+}
