@@ -120,7 +120,7 @@ extension Keychain {
                     AuditEvent(
                         kind: .read, item: fields.identity,
                         accessControl: fields.accessControl.textForm,
-                        decision: .allow, reasons: ["attributesOnly: attributes only; the value is not read"]))
+                        decision: .allow, notes: [.attributesOnly]))
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
@@ -385,17 +385,15 @@ extension Keychain {
                 found.decisions.append(decision)
                 continue
             }
-            var reasons = decision.reasons.map(\.description)
+            var notes: [AuditNote] = []
             if decision.reasons.contains(.enrollmentChanged) {
-                reasons.append(
-                    "enrollment: bound to \(control.boundEnrollment?.hex ?? "none"), now \(state.biometry.enrollment?.hex ?? "none")"
-                )
+                notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))
             }
-            reasons.append("invalidated: the item no longer exists and is removed")
+            notes.append(.invalidated)
             try auditor.record(
                 AuditEvent(
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
-                    decision: .allow, reasons: reasons))
+                    decision: .allow, reasons: Array(decision.reasons), notes: notes))
             gone.append(record.id)
         }
         if !gone.isEmpty {

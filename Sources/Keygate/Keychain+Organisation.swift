@@ -63,7 +63,7 @@ extension Keychain {
             AuditEvent(
                 kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: .deny, status: status,
-                reasons: ["organisationRule: \(reason)"]))
+                notes: [.organisationRule(reason)]))
         throw error
     }
 
@@ -108,7 +108,7 @@ extension Keychain {
                 kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
                 decision: pending.isEmpty ? .allow : .authenticate,
-                reasons: ["organisationRule: \(explanation)"] + pending.map { "needs \($0)" },
+                notes: [.organisationRule(explanation)] + pending.map { .needs($0) },
                 factors: AuditEvent.ProvedFactor.all(in: context.state, at: now)))
         if pending.isEmpty { return true }
         switch interaction {
@@ -155,7 +155,7 @@ extension Keychain {
                 AuditEvent(
                     kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
                     ruleIDs: refusal.ruleIDs, decision: .deny, status: .missingEntitlement,
-                    reasons: ["organisationGrant: \(refusal.reason)"]))
+                    notes: [.organisationGrant(refusal.reason)]))
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")
         }
         return allowed

@@ -99,7 +99,7 @@ public final class Keychain: Sendable {
                 AuditEvent(
                     kind: kind,
                     item: ItemIdentity(accessGroup: accessGroup ?? "", account: account ?? "", service: service ?? ""),
-                    decision: .deny, status: error.status, reasons: ["refused: \(error.message)"]))
+                    decision: .deny, status: error.status, notes: [.refused(error.message)]))
             return error
         } catch {
             return error
@@ -199,7 +199,7 @@ public final class Keychain: Sendable {
             }
         let event = AuditEvent(
             kind: .authenticate, item: item, decision: decision, status: outcome.status,
-            reasons: ["requirement: \(requirement)", "outcome: \(outcome)"],
+            notes: [.requirement(requirement), .outcome(outcome)],
             factors: AuditEvent.ProvedFactor.all(in: context.state, at: now),
             pamService: factor.flatMap { authenticator.mechanism(for: $0) })
         do {
@@ -207,7 +207,7 @@ public final class Keychain: Sendable {
             if case .lockedOut(let factor, _) = outcome {
                 var lockout = event
                 lockout.kind = .lockout
-                lockout.reasons = ["\(factor) locked out: \(outcome)"]
+                lockout.notes = [.lockedOut(factor, outcome)]
                 try auditor.record(lockout)
             }
         } catch {
@@ -233,12 +233,12 @@ public final class Keychain: Sendable {
             try? auditor.record(
                 AuditEvent(
                     kind: .tamper, item: identity, accessControl: control?.textForm, decision: .deny,
-                    status: error.status, reasons: [error.message]))
+                    status: error.status, notes: [.tampered(error.message)]))
         }
         try? auditor.record(
             AuditEvent(
                 kind: kind, item: identity, accessControl: control?.textForm, decision: .deny,
-                status: error.status, reasons: ["store: \(error.message)"]))
+                status: error.status, notes: [.storeFailure(error.message)]))
     }
 
     /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.

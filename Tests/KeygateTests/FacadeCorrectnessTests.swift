@@ -22,7 +22,7 @@ import Testing
         fixture.device.removePasscode()
         try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
         #expect(try fixture.rows() == 0)
-        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: .allow, because: "invalidated")
+        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: .allow, because: .invalidated)
         // A second delete finds nothing, as Apple's does.
         await #expect(throws: KeygateError(.itemNotFound, "")) {
             try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
@@ -42,7 +42,7 @@ import Testing
         try await keychain.delete(ItemQuery(service: "api", account: "bio"))
         #expect(try fixture.rows() == 0)
         let removal = try #require(audit.records(.delete, service: "api", account: "bio").last)
-        #expect(removal.event.reasons.contains("enrollment: bound to \(before.hex), now \(after.hex)"))
+        #expect(removal.event.notes.contains(.enrollment(bound: before, now: after)))
     }
 
     // MARK: - CredentialStore's default group
@@ -73,7 +73,7 @@ import Testing
         await #expect(throws: KeygateError(.missingEntitlement, "")) { _ = try await keychain.copyMatching(read) }
         audit.expectLastDecision(
             .read, service: "api", account: "me", accessGroup: other, is: .deny, status: .missingEntitlement,
-            because: "refused")
+            because: .refused)
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             try await keychain.add(AddRequest(service: "api", account: "me", accessGroup: other, data: SecretData("v")))
         }
