@@ -25,10 +25,12 @@ extension AuditNote {
         if text == AuditNote.invalidated.description { return .invalidated }
         if text == AuditNote.attributesOnly.description { return .attributesOnly }
         if let message = after("store: ") { return .storeFailure(message) }
-        if let requirement = after("requirement: ") { return Self.requirement(requirement).map { .requirement($0) } }
+        if let requirement = after("requirement: ") {
+            return Requirement(description: requirement).map { .requirement($0) }
+        }
         if let outcome = after("outcome: ") { return Self.outcome(outcome).map { .outcome($0) } }
         if let explanation = after("organisationRule: ") { return .organisationRule(explanation) }
-        if let requirement = after("needs ") { return Self.requirement(requirement).map { .needs($0) } }
+        if let requirement = after("needs ") { return Requirement(description: requirement).map { .needs($0) } }
         if let reason = after("organisationGrant: ") { return .organisationGrant(reason) }
         if let rest = after("kept the "), let end = rest.firstRange(of: " rules in force: "),
             let rules = Int(rest[..<end.lowerBound])
@@ -59,35 +61,12 @@ extension AuditNote {
         return kind == .tamper ? .tampered(text) : nil
     }
 
-    /// A requirement from its text (``KeygatePolicy/Requirement/description``).
-    private static func requirement(_ text: String) -> Requirement? {
-        if text == "nothing possible" { return Requirement([]) }
-        var alternatives: [FactorSet] = []
-        for alternative in text.split(separator: " | ", omittingEmptySubsequences: false) {
-            var set = FactorSet()
-            let bare =
-                alternative.hasPrefix("(") && alternative.hasSuffix(")")
-                ? alternative.dropFirst().dropLast() : alternative[...]
-            for name in bare.split(separator: " + ", omittingEmptySubsequences: false) {
-                guard let factor = Factor(rawValue: String(name)) else { return nil }
-                set.insert(FactorSet(factor))
-            }
-            alternatives.append(set)
-        }
-        return Requirement(alternatives)
-    }
-
     /// An authentication outcome from its text (``KeygatePolicy/AuthenticationOutcome/description``).
     private static func outcome(_ text: String) -> AuthenticationOutcome? {
         if text == "cancelled by the user" { return .cancelled }
         if text.hasPrefix("unavailable: ") { return .unavailable(String(text.dropFirst("unavailable: ".count))) }
         if text.hasPrefix("proved ") {
-            var set = FactorSet()
-            for name in text.dropFirst("proved ".count).split(separator: " + ") {
-                guard let factor = Factor(rawValue: String(name)) else { return nil }
-                set.insert(FactorSet(factor))
-            }
-            return .proved(set)
+            return FactorSet(description: text.dropFirst("proved ".count)).map { .proved($0) }
         }
         for factor in Factor.allCases {
             if text.hasPrefix("\(factor) failed: ") {

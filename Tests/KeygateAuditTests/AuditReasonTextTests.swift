@@ -1,3 +1,4 @@
+import Foundation
 import KeygateAudit
 import KeygatePolicy
 import Testing
@@ -91,5 +92,43 @@ import Testing
         #expect(redacted.notes == [.storeFailure("read of api/\(hmac)@g: damaged"), .organisationRule("alice's rule")])
         #expect(redacted.reasons == event.reasons)
         #expect(!AuditEventTests.record(redacted).line.contains("api/alice"))
+    }
+}
+
+/// Issue 13 point 1: one JSON shape for a decision. A decision's JSON form (`keygate
+/// evaluate`'s report, `Decision`'s `Codable`) spells `decision`, `status`, `statusName` and
+/// `reasons` exactly as an audit record's line does.
+@Suite struct DecisionShapeTests {
+    @Test func aDecisionsJSONFormHasTheAuditLinesDecisionFields() throws {
+        let evaluator = Evaluator()
+        var state = AuthenticationState()
+        state.device = DeviceState(isLocked: true)
+        state.interaction = .fail
+        let controls = [
+            try AccessControl(protection: .whenUnlocked, flags: []),
+            try AccessControl(protection: .afterFirstUnlock, flags: .userPresence),
+        ]
+        for control in controls {
+            let decision = evaluator.evaluate(control, operation: .read, state: state, now: Timestamp(seconds: 9))
+            let line = AuditEventTests.record(
+                AuditEvent(.read, item: nil, accessControl: control, decision: decision, factors: [])
+            ).line
+            let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(decision)) as? [String: Any]
+            let record = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            for key in ["decision", "status", "statusName", "reasons"] {
+                #expect(
+                    "\(json?[key] ?? "absent")" == "\(record?[key] ?? "absent")", "\(key) of \(decision)")
+            }
+            #expect(try JSONDecoder().decode(Decision.self, from: JSONEncoder().encode(decision)) == decision)
+        }
+    }
+
+    @Test func aReasonTextNoReasonRendersToIsRefusedNamingTheField() {
+        let text = #"{"decision": "allow", "status": null, "reasons": ["noConstraint: something else"]}"#
+        #expect {
+            try JSONDecoder().decode(Decision.self, from: Data(text.utf8))
+        } throws: { error in
+            "\(error)".contains("reasons") && "\(error)".contains("noConstraint: something else")
+        }
     }
 }
