@@ -380,13 +380,13 @@ extension Keychain {
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
-            guard decision.invalidatesItem else {
+            guard case .invalidated(let why) = decision.denial else {
                 found.alive.append(record)
                 found.decisions.append(decision)
                 continue
             }
             var notes: [AuditNote] = []
-            if decision.reasons.contains(.enrollmentChanged) {
+            if why == .enrollmentChanged {
                 notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))
             }
             notes.append(.invalidated)

@@ -169,9 +169,11 @@ public final class Keychain: Sendable {
             case .allow:
                 return .allowed(decision)
             case .deny(let status):
-                if decision.invalidatesItem { return .invalidated }
-                if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
-                throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
+                switch decision.denial {
+                case .invalidated: return .invalidated
+                case .skipped: return .skipped
+                case nil: throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
+                }
             case .authenticate(let requirement):
                 let outcome = await authenticate(
                     requirement, prompt: prompt, operation: operation, item: item, context: context)

@@ -147,9 +147,21 @@ extension Decision: Codable {
             }
             reasons.append(reason)
         }
+        // The JSON form keeps no denial of its own: it follows from the reasons as the evaluator set it.
+        var denial: Denial?
+        if outcome == .deny(.itemNotFound) {
+            if reasons.contains(.passcodeRemoved) {
+                denial = .invalidated(.passcodeRemoved)
+            } else if reasons.contains(.enrollmentChanged) {
+                denial = .invalidated(.enrollmentChanged)
+            } else if reasons.contains(.interactionNotAllowed(.skip)) {
+                denial = .skipped
+            }
+        }
         self.init(
             outcome, reasons: reasons,
-            bindingEnrollment: try c.decodeIfPresent(EnrollmentSetHash.self, forKey: .bindingEnrollment))
+            bindingEnrollment: try c.decodeIfPresent(EnrollmentSetHash.self, forKey: .bindingEnrollment),
+            denial: denial)
     }
 
     /// The one JSON shape of a decision, as `keygate evaluate` prints it and ``encode(to:)``
