@@ -243,12 +243,12 @@ public final class Keychain: Sendable {
                 status: error.status, notes: [.storeFailure(error.message)]))
     }
 
-    /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.
-    func refuseDamaged(_ record: ItemRecord, _ kind: AuditEvent.Kind) throws(KeygateError) {
-        guard let damage = record.damage else { return }
-        let error = KeygateError(.decode, damage)
+    /// The refusal of a record the call's search found damaged (its stored access control
+    /// cannot be trusted), with the tamper audited.
+    func refuseDamaged(_ record: ItemRecord, _ damage: String, _ kind: AuditEvent.Kind) -> KeygateError {
+        let error = KeygateError(.decode, damage, condition: .damagedItem)
         auditFailure(kind, record.fields.identity, nil, error)
-        throw error
+        return error
     }
 
 }

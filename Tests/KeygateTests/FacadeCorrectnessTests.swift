@@ -212,6 +212,45 @@ import Testing
 
     // MARK: - Issue 9, point 2: update never launders an edited access control
 
+    /// Issue 13 point 1: the search finds a damaged row once per call; the read and the update
+    /// refuse it from what the search found (one tamper record each, the store's condition),
+    /// with nothing decided and nobody prompted.
+    @Test func aDamagedRowIsRefusedFromTheSearchOncePerCall() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
+        let raw = try SQLiteConnection(
+            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
+        try raw.execute("UPDATE items SET accc = 'damaged by a test'")
+        for (kind, call) in [
+            (
+                AuditEvent.Kind.read,
+                { () async throws(KeygateError) in
+                    _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+                }
+            ),
+            (
+                AuditEvent.Kind.update,
+                { () async throws(KeygateError) in
+                    try await keychain.update(
+                        ItemQuery(service: "api", account: "me"), changes: ItemChanges(label: "x"))
+                }
+            ),
+        ] {
+            let before = audit.lastSequence
+            do throws(KeygateError) {
+                try await call()
+                Issue.record("a damaged row must be refused (\(kind))")
+            } catch {
+                #expect(error.status == .decode && error.condition == .damagedItem, "\(kind): \(error)")
+            }
+            let records = audit.records.filter { $0.sequence > before }
+            #expect(records.filter { $0.event.kind == .tamper }.count == 1, "\(kind)")
+            #expect(records.filter { $0.event.kind == kind }.allSatisfy { $0.event.gives(AuditNote.Code.storeFailure) })
+        }
+        #expect(fixture.authenticator.prompts.isEmpty)
+    }
+
     @Test func updateRefusesARowWhoseAccessControlWasEdited() async throws {
         let fixture = try KeychainFixture(.sqlite)
         let (keychain, audit) = fixture.audited(groups: ["group.app"])
