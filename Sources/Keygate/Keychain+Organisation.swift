@@ -123,7 +123,9 @@ extension Keychain {
                 requirement, prompt: prompt, operation: Operation(rawValue: action.rawValue), item: fields.identity,
                 context: context)
             guard case .proved = outcome else {
-                throw KeygateError(outcome.status ?? .authFailed, "rule \(names) needs \(requirement): \(outcome)")
+                throw KeygateError(
+                    outcome.status ?? .authFailed, "rule \(names) needs \(requirement): \(outcome)",
+                    cause: outcome.cause)
             }
             let left = try unmet(action, fields, requirements: requirements, freshWithin: freshWithin, context: context)
             guard left.count < pending.count else {

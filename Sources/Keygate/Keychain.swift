@@ -178,7 +178,8 @@ public final class Keychain: Sendable {
                 let outcome = await authenticate(
                     requirement, prompt: prompt, operation: operation, item: item, context: context)
                 if case .proved = outcome { continue }
-                throw KeygateError(outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)")
+                throw KeygateError(
+                    outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)", cause: outcome.cause)
             }
         }
         throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
@@ -195,7 +196,7 @@ public final class Keychain: Sendable {
         let decision = AuditEvent.Verdict(outcome)
         let factor: Factor? =
             switch outcome {
-            case .failed(let factor, _), .lockedOut(let factor, _): factor
+            case .failed(let factor, _, _), .lockedOut(let factor, _): factor
             case .proved(let factors): factors.factors.first
             case .cancelled, .unavailable: requirement.alternatives.first?.factors.first
             }

@@ -226,14 +226,22 @@ extension AuditNote {
         case .storeFailure(let message): .storeFailure(message.replacing(account, with: replacement))
         case .tampered(let message): .tampered(message.replacing(account, with: replacement))
         case .unrecognised(let text): .unrecognised(text.replacing(account, with: replacement))
-        case .outcome(.failed(let factor, let message)):
-            .outcome(.failed(factor, message: message.replacing(account, with: replacement)))
-        case .outcome(.unavailable(let message)): .outcome(.unavailable(message.replacing(account, with: replacement)))
-        case .lockedOut(let factor, .failed(let failed, let message)):
-            .lockedOut(factor, .failed(failed, message: message.replacing(account, with: replacement)))
-        case .lockedOut(let factor, .unavailable(let message)):
-            .lockedOut(factor, .unavailable(message.replacing(account, with: replacement)))
+        case .outcome(let outcome): .outcome(outcome.naming(account, as: replacement))
+        case .lockedOut(let factor, let outcome): .lockedOut(factor, outcome.naming(account, as: replacement))
         default: self
+        }
+    }
+}
+
+extension AuthenticationOutcome {
+    /// This outcome with `account` written as `replacement` in its message.
+    func naming(_ account: String, as replacement: String) -> AuthenticationOutcome {
+        switch self {
+        case .failed(let factor, let message, let cause):
+            .failed(factor, message: message.replacing(account, with: replacement), cause: cause)
+        case .unavailable(let message, let cause):
+            .unavailable(message.replacing(account, with: replacement), cause: cause)
+        case .proved, .cancelled, .lockedOut: self
         }
     }
 }
