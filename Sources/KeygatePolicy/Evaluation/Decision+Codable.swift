@@ -101,8 +101,8 @@ extension Decision: Codable {
         case decision, status, statusName, requirement, reasons, bindingEnrollment
     }
 
-    /// Encodes ``report``'s members (the audit line's decision fields and the requirement),
-    /// then the binding enrollment set when there is one.
+    /// Encodes the members of `keygate evaluate`'s report (the audit line's decision fields and
+    /// the requirement), then the binding enrollment set when there is one.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         for member in reportMembers {
