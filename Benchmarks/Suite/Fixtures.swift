@@ -95,7 +95,7 @@ struct TrailFixture {
             for index in 0..<records {
                 let item = ItemIdentity(accessGroup: "keygate", account: "bench", service: "svc-\(index)")
                 try sink.append(
-                    AuditEvent(kind: .read, item: item, decision: .allow, reasons: ["classAvailable"]),
+                    AuditEvent(kind: .read, item: item, decision: .allow, reasons: [.classAvailable(.whenUnlocked)]),
                     at: Timestamp(seconds: 1_800_000_000 + Int64(index)))
             }
             sink.flush()

@@ -105,7 +105,7 @@ extension Keychain {
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
         let found = try candidates(filter, context: context)
-        for (record, sweep) in zip(found.alive, found.decisions) where results.count < limit {
+        for (record, sweep) in zip(found.alive, found.sweeps) where results.count < limit {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
@@ -120,11 +120,11 @@ extension Keychain {
                     AuditEvent(
                         kind: .read, item: fields.identity,
                         accessControl: fields.accessControl.textForm,
-                        decision: .allow, reasons: ["attributesOnly: attributes only; the value is not read"]))
+                        decision: .allow, notes: [.attributesOnly]))
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
-            try refuseDamaged(record, .read)
+            if case .damaged(let damage) = sweep { throw refuseDamaged(record, damage, .read) }
             let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
             let ruleIDs = try refuseEarly(.read, fields)
             switch try await gate(
@@ -194,8 +194,9 @@ extension Keychain {
 
         // First the new fields of every item, with every parameter check: no prompt before them.
         var planned: [(record: ItemRecord, fields: ItemFields, newControl: AccessControl?)] = []
-        for record in try candidates(filter, context: context).alive {
-            try refuseDamaged(record, .update)
+        let found = try candidates(filter, context: context)
+        for (record, sweep) in zip(found.alive, found.sweeps) {
+            if case .damaged(let damage) = sweep { throw refuseDamaged(record, damage, .update) }
             // The stored access control is trusted only once the sealed value authenticates it
             // (its associated data binds the identity and the access control): an edited row
             // is errSecDecode here, before any decision, and nothing is written.
@@ -343,17 +344,26 @@ extension Keychain {
     struct Candidates {
         /// The records to work on.
         var alive: [ItemRecord] = []
-        /// Each record's read decision in the search (nil for a damaged record), in order.
-        var decisions: [Decision?] = []
+        /// What the search found about each record, in order: its read decision, or the damage
+        /// that keeps it from being decided (checked here once per call; nothing checks again).
+        var sweeps: [Sweep] = []
         /// The state those decisions were made on (interaction `fail`).
         var state: AuthenticationState?
         /// How many matching records no longer existed and were removed.
         var removed = 0
 
-        /// `decision` when it can stand for a read's first evaluation now: an allow, made on the
-        /// state the context still holds (no proof, device change or prompt since).
-        func reusable(_ decision: Decision?, in context: AuthenticationContext) -> Decision? {
-            guard let decision, decision.isAllowed else { return nil }
+        /// What the search found about one record.
+        enum Sweep {
+            /// Its read decision on ``state``.
+            case decided(Decision)
+            /// Its stored access control cannot be trusted (``KeygateStore/ItemRecord/damage``): never decided.
+            case damaged(String)
+        }
+
+        /// The sweep's decision when it can stand for a read's first evaluation now: an allow,
+        /// made on the state the context still holds (no proof, device change or prompt since).
+        func reusable(_ sweep: Sweep, in context: AuthenticationContext) -> Decision? {
+            guard case .decided(let decision) = sweep, decision.isAllowed else { return nil }
             var now = context.state
             now.interaction = .fail
             return now == state ? decision : nil
@@ -373,29 +383,27 @@ extension Keychain {
         var found = Candidates(state: state)
         var gone: [ItemID] = []
         for record in records {
-            guard record.damage == nil else {
+            if let damage = record.damage {
                 found.alive.append(record)
-                found.decisions.append(nil)
+                found.sweeps.append(.damaged(damage))
                 continue
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
-            guard decision.invalidatesItem else {
+            guard case .invalidated(let why) = decision.denial else {
                 found.alive.append(record)
-                found.decisions.append(decision)
+                found.sweeps.append(.decided(decision))
                 continue
             }
-            var reasons = decision.reasons.map(\.description)
-            if decision.reasons.contains(.enrollmentChanged) {
-                reasons.append(
-                    "enrollment: bound to \(control.boundEnrollment?.hex ?? "none"), now \(state.biometry.enrollment?.hex ?? "none")"
-                )
+            var notes: [AuditNote] = []
+            if why == .enrollmentChanged {
+                notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))
             }
-            reasons.append("invalidated: the item no longer exists and is removed")
+            notes.append(.invalidated)
             try auditor.record(
                 AuditEvent(
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
-                    decision: .allow, reasons: reasons))
+                    decision: .allow, reasons: Array(decision.reasons), notes: notes))
             gone.append(record.id)
         }
         if !gone.isEmpty {

@@ -63,7 +63,7 @@ extension Keychain {
             AuditEvent(
                 kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: .deny, status: status,
-                reasons: ["organisationRule: \(reason)"]))
+                notes: [.organisationRule(reason)]))
         throw error
     }
 
@@ -108,7 +108,7 @@ extension Keychain {
                 kind: Self.auditKind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
                 decision: pending.isEmpty ? .allow : .authenticate,
-                reasons: ["organisationRule: \(explanation)"] + pending.map { "needs \($0)" },
+                notes: [.organisationRule(explanation)] + pending.map { .needs($0) },
                 factors: AuditEvent.ProvedFactor.all(in: context.state, at: now)))
         if pending.isEmpty { return true }
         switch interaction {
@@ -123,7 +123,9 @@ extension Keychain {
                 requirement, prompt: prompt, operation: Operation(rawValue: action.rawValue), item: fields.identity,
                 context: context)
             guard case .proved = outcome else {
-                throw KeygateError(outcome.status ?? .authFailed, "rule \(names) needs \(requirement): \(outcome)")
+                throw KeygateError(
+                    outcome.status ?? .authFailed, "rule \(names) needs \(requirement): \(outcome)",
+                    cause: outcome.cause)
             }
             let left = try unmet(action, fields, requirements: requirements, freshWithin: freshWithin, context: context)
             guard left.count < pending.count else {
@@ -155,7 +157,7 @@ extension Keychain {
                 AuditEvent(
                     kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
                     ruleIDs: refusal.ruleIDs, decision: .deny, status: .missingEntitlement,
-                    reasons: ["organisationGrant: \(refusal.reason)"]))
+                    notes: [.organisationGrant(refusal.reason)]))
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")
         }
         return allowed

@@ -99,7 +99,7 @@ public final class Keychain: Sendable {
                 AuditEvent(
                     kind: kind,
                     item: ItemIdentity(accessGroup: accessGroup ?? "", account: account ?? "", service: service ?? ""),
-                    decision: .deny, status: error.status, reasons: ["refused: \(error.message)"]))
+                    decision: .deny, status: error.status, notes: [.refused(error.message)]))
             return error
         } catch {
             return error
@@ -169,14 +169,17 @@ public final class Keychain: Sendable {
             case .allow:
                 return .allowed(decision)
             case .deny(let status):
-                if decision.invalidatesItem { return .invalidated }
-                if decision.reasons.contains(.interactionNotAllowed(.skip)) { return .skipped }
-                throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
+                switch decision.denial {
+                case .invalidated: return .invalidated
+                case .skipped: return .skipped
+                case nil: throw KeygateError(status, "\(operation) of \(item) refused: \(decision.explanation)")
+                }
             case .authenticate(let requirement):
                 let outcome = await authenticate(
                     requirement, prompt: prompt, operation: operation, item: item, context: context)
                 if case .proved = outcome { continue }
-                throw KeygateError(outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)")
+                throw KeygateError(
+                    outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)", cause: outcome.cause)
             }
         }
         throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
@@ -193,13 +196,13 @@ public final class Keychain: Sendable {
         let decision = AuditEvent.Verdict(outcome)
         let factor: Factor? =
             switch outcome {
-            case .failed(let factor, _), .lockedOut(let factor, _): factor
+            case .failed(let factor, _, _), .lockedOut(let factor, _): factor
             case .proved(let factors): factors.factors.first
             case .cancelled, .unavailable: requirement.alternatives.first?.factors.first
             }
         let event = AuditEvent(
             kind: .authenticate, item: item, decision: decision, status: outcome.status,
-            reasons: ["requirement: \(requirement)", "outcome: \(outcome)"],
+            notes: [.requirement(requirement), .outcome(outcome)],
             factors: AuditEvent.ProvedFactor.all(in: context.state, at: now),
             pamService: factor.flatMap { authenticator.mechanism(for: $0) })
         do {
@@ -207,7 +210,7 @@ public final class Keychain: Sendable {
             if case .lockedOut(let factor, _) = outcome {
                 var lockout = event
                 lockout.kind = .lockout
-                lockout.reasons = ["\(factor) locked out: \(outcome)"]
+                lockout.notes = [.lockedOut(factor, outcome)]
                 try auditor.record(lockout)
             }
         } catch {
@@ -233,20 +236,20 @@ public final class Keychain: Sendable {
             try? auditor.record(
                 AuditEvent(
                     kind: .tamper, item: identity, accessControl: control?.textForm, decision: .deny,
-                    status: error.status, reasons: [error.message]))
+                    status: error.status, notes: [.tampered(error.message)]))
         }
         try? auditor.record(
             AuditEvent(
                 kind: kind, item: identity, accessControl: control?.textForm, decision: .deny,
-                status: error.status, reasons: ["store: \(error.message)"]))
+                status: error.status, notes: [.storeFailure(error.message)]))
     }
 
-    /// Refuses a damaged record (its stored access control cannot be trusted), auditing the tamper.
-    func refuseDamaged(_ record: ItemRecord, _ kind: AuditEvent.Kind) throws(KeygateError) {
-        guard let damage = record.damage else { return }
-        let error = KeygateError(.decode, damage)
+    /// The refusal of a record the call's search found damaged (its stored access control
+    /// cannot be trusted), with the tamper audited.
+    func refuseDamaged(_ record: ItemRecord, _ damage: String, _ kind: AuditEvent.Kind) -> KeygateError {
+        let error = KeygateError(.decode, damage, condition: .damagedItem)
         auditFailure(kind, record.fields.identity, nil, error)
-        throw error
+        return error
     }
 
 }

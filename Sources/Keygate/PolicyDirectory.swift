@@ -100,16 +100,13 @@ extension PolicyStore {
             try auditor?.record(
                 AuditEvent(
                     kind: .policyReload, decision: .deny, status: error.status,
-                    reasons: ["kept the \(policies.ruleCount) rules in force: \(error.message)"]))
+                    notes: [.policyKept(rules: policies.ruleCount, message: error.message)]))
             throw error
         }
         try auditor?.record(
             AuditEvent(
                 kind: .policyReload, ruleIDs: next.document.rules.map(\.name), decision: .allow,
-                reasons: [
-                    "\(next.ruleCount) rules, \(next.document.grants.count) grants from "
-                        + paths.joined(separator: ", ")
-                ]))
+                notes: [.policyLoaded(rules: next.ruleCount, grants: next.document.grants.count, paths: paths)]))
         replace(with: next)
     }
 }

@@ -110,8 +110,12 @@ public struct AuditEvent: Hashable, Sendable {
     public var decision: Verdict
     /// The status, when not success.
     public var status: KeygateStatus?
-    /// The reasons, as text (`code: explanation`).
-    public var reasons: [String]
+    /// The evaluator's reasons, in the order its checks ran.
+    public var reasons: [DecisionReason]
+    /// What the facade, the organisation rules or the trail add beside the evaluator's
+    /// reasons (a refusal, an invalidation, an authentication's outcome), in order. The line
+    /// renders them after ``reasons``, in the same `reasons` array.
+    public var notes: [AuditNote]
     /// The proofs present in the context, with their ages.
     public var factors: [ProvedFactor]
     /// The PAM service used, for authentication events.
@@ -146,8 +150,9 @@ public struct AuditEvent: Hashable, Sendable {
     /// An event.
     public init(
         kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: Verdict,
-        status: KeygateStatus? = nil, reasons: [String] = [], factors: [ProvedFactor] = [], pamService: String? = nil,
-        processID: Int32 = 0, userID: UInt32 = 0, executable: String? = nil
+        status: KeygateStatus? = nil, reasons: [DecisionReason] = [], notes: [AuditNote] = [],
+        factors: [ProvedFactor] = [], pamService: String? = nil, processID: Int32 = 0, userID: UInt32 = 0,
+        executable: String? = nil
     ) {
         self.kind = kind
         self.item = item
@@ -156,6 +161,7 @@ public struct AuditEvent: Hashable, Sendable {
         self.decision = decision
         self.status = status
         self.reasons = reasons
+        self.notes = notes
         self.factors = factors
         self.pamService = pamService
         self.processID = processID
@@ -163,12 +169,79 @@ public struct AuditEvent: Hashable, Sendable {
         self.executable = executable
     }
 
-    /// An event for `decision`, with its outcome, status and reasons.
+    /// An event for `decision`, with its outcome, status and reasons, and the facade's `notes`.
     public init(
-        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, factors: [ProvedFactor]
+        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, notes: [AuditNote] = [],
+        factors: [ProvedFactor]
     ) {
         self.init(
             kind: kind, item: item, accessControl: accessControl?.textForm, decision: Verdict(decision.outcome),
-            status: decision.status, reasons: decision.reasons.map(\.description), factors: factors)
+            status: decision.status, reasons: Array(decision.reasons), notes: notes, factors: factors)
+    }
+
+    /// The texts of the record's `reasons` array: the evaluator's reasons, then the notes.
+    public var reasonTexts: [String] { reasons.map(\.description) + notes.map(\.description) }
+
+    /// True when the evaluator gave a reason of `code`.
+    public func gives(_ code: DecisionReason.Code) -> Bool { reasons.contains { $0.kind == code } }
+
+    /// True when a note of `code` was added.
+    public func gives(_ code: AuditNote.Code) -> Bool { notes.contains { $0.kind == code } }
+
+    /// The reasons and notes read back from a record's `reasons` texts: each text is the
+    /// evaluator's reason it renders, else a note (``AuditNote/init(text:kind:)``).
+    static func reasonsAndNotes(_ texts: [String], kind: Kind) -> ([DecisionReason], [AuditNote]) {
+        var reasons: [DecisionReason] = []
+        var notes: [AuditNote] = []
+        for text in texts {
+            if notes.isEmpty, let reason = DecisionReason(description: text) {
+                reasons.append(reason)
+            } else {
+                notes.append(AuditNote(text: text, kind: kind))
+            }
+        }
+        return (reasons, notes)
+    }
+}
+
+extension AuditEvent {
+    /// This event with its sensitive fields redacted under `key`: the item's account, and the
+    /// account where a note that may name the item (``AuditNote/namesItem``) names it, become
+    /// `hmac-sha256:<hex>`. The evaluator's reasons and the other notes hold no names.
+    public func redacted(under key: [UInt8]) -> AuditEvent {
+        guard let item, !item.account.isEmpty else { return self }
+        var event = self
+        let redacted = "hmac-sha256:" + AuditCrypto.hmacSHA256Hex(Array(item.account.utf8), key: key)
+        event.item?.account = redacted
+        event.notes = notes.map { note in note.namesItem ? note.naming(item.account, as: redacted) : note }
+        return event
+    }
+}
+
+extension AuditNote {
+    /// This note with `account` written as `replacement` in its message.
+    func naming(_ account: String, as replacement: String) -> AuditNote {
+        switch self {
+        case .refused(let message): .refused(message.replacing(account, with: replacement))
+        case .storeFailure(let message): .storeFailure(message.replacing(account, with: replacement))
+        case .tampered(let message): .tampered(message.replacing(account, with: replacement))
+        case .unrecognised(let text): .unrecognised(text.replacing(account, with: replacement))
+        case .outcome(let outcome): .outcome(outcome.naming(account, as: replacement))
+        case .lockedOut(let factor, let outcome): .lockedOut(factor, outcome.naming(account, as: replacement))
+        default: self
+        }
+    }
+}
+
+extension AuthenticationOutcome {
+    /// This outcome with `account` written as `replacement` in its message.
+    func naming(_ account: String, as replacement: String) -> AuthenticationOutcome {
+        switch self {
+        case .failed(let factor, let message, let cause):
+            .failed(factor, message: message.replacing(account, with: replacement), cause: cause)
+        case .unavailable(let message, let cause):
+            .unavailable(message.replacing(account, with: replacement), cause: cause)
+        case .proved, .cancelled, .lockedOut: self
+        }
     }
 }

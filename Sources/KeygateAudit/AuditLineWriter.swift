@@ -67,8 +67,16 @@ struct AuditLineWriter {
         if let status = event.status { number(status.rawValue) } else { raw("null") }
         raw(", \"statusName\": ")
         optional(event.status?.name)
-        raw(", \"reasons\": ")
-        strings(event.reasons)
+        raw(", \"reasons\": [")
+        for (index, reason) in event.reasons.enumerated() {
+            if index > 0 { raw(", ") }
+            string(reason.description)
+        }
+        for (index, note) in event.notes.enumerated() {
+            if index > 0 || !event.reasons.isEmpty { raw(", ") }
+            string(note.description)
+        }
+        raw("]")
         raw(", \"factors\": [")
         for (index, factor) in event.factors.enumerated() {
             if index > 0 { raw(", ") }

@@ -112,6 +112,9 @@ public struct AuditRecord: Hashable, Sendable {
         }
         var accessControl: String?
         if let field = fields["accessControl"], field.node.value != .null { accessControl = try field.string() }
+        let (reasons, notes) = AuditEvent.reasonsAndNotes(
+            try required("reasons").array().map { (field: JSONField) throws(InputFileError) in try field.string() },
+            kind: kind)
         return AuditEvent(
             kind: kind, item: item, accessControl: accessControl,
             ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
@@ -120,10 +123,7 @@ public struct AuditRecord: Hashable, Sendable {
             decision: AuditEvent.Verdict(
                 rawValue: try required("decision").choice(AuditEvent.Verdict.allCases.map(\.rawValue)))!,
             status: status,
-            reasons: try required("reasons").array().map { (field: JSONField) throws(InputFileError) in
-                try field.string()
-            },
-            factors: factors)
+            reasons: reasons, notes: notes, factors: factors)
     }
 
     /// Parses one line of a trail.

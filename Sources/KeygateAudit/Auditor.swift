@@ -137,14 +137,7 @@ public struct Auditor: Sendable {
         event.processID = processID
         event.userID = userID
         event.executable = executable
-        if let key = redactionKey, let item = event.item {
-            let redacted = "hmac-sha256:" + AuditCrypto.hmacSHA256Hex(Array(item.account.utf8), key: key)
-            event.item?.account = redacted
-            // Messages in the reasons (a store error naming the item) must not give the name away either.
-            if !item.account.isEmpty {
-                event.reasons = event.reasons.map { $0.replacing(item.account, with: redacted) }
-            }
-        }
+        if let key = redactionKey { event = event.redacted(under: key) }
         return event
     }
 
@@ -179,11 +172,12 @@ final class AuditCall: Sendable {
 
 extension AuditEvent {
     /// About how many bytes this decision adds to a record's line (generous: escaping can
-    /// only double the text, and the fixed fields take under 256 bytes).
+    /// only double the text, the fixed fields take under 256 bytes, and an evaluator's reason under 160).
     var estimatedLength: Int {
         let item = self.item.map { $0.service.utf8.count + $0.account.utf8.count + $0.accessGroup.utf8.count } ?? 0
         let texts =
-            (accessControl?.utf8.count ?? 0) + reasons.reduce(0) { $0 + $1.utf8.count + 4 }
+            (accessControl?.utf8.count ?? 0) + 160 * reasons.count
+            + notes.reduce(0) { $0 + $1.description.utf8.count + 4 }
             + ruleIDs.reduce(0) { $0 + $1.utf8.count + 4 }
         return 256 + 2 * (item + texts) + 48 * factors.count
     }

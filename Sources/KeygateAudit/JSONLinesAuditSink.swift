@@ -192,10 +192,8 @@ public final class JSONLinesAuditSink: AuditSink {
             let before = head.sequence
             let event = AuditEvent(
                 kind: .recover, decision: .restarted,
-                reasons: [
-                    "anchorRestarted: \(replacedAnchor); this trail was accepted as it is by "
-                        + "'keygate audit repair --restart'"
-                ], processID: ProcessIdentity.processID, userID: ProcessIdentity.userID)
+                notes: [.anchorRestarted(replacedAnchor)], processID: ProcessIdentity.processID,
+                userID: ProcessIdentity.userID)
             let record = head.seal(event, at: time)
             records.append(record)
             repair = AuditRepair(
@@ -460,19 +458,11 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     static func recoveryEvent(from staleHead: UInt64, to last: UInt64, tornBytes: Int) -> AuditEvent {
-        var reasons: [String] = []
-        if last > staleHead {
-            reasons.append(
-                "headRecovered: the head was at record \(staleHead); records \(staleHead + 1)…\(last) chain from it "
-                    + "but were not in the head (a crash or a failed head write), so the head was moved to \(last)")
-        }
-        if tornBytes > 0 {
-            reasons.append(
-                "tornTailCut: a partial record of \(tornBytes) bytes past the head (a crash during a write) was cut off"
-            )
-        }
+        var notes: [AuditNote] = []
+        if last > staleHead { notes.append(.headRecovered(from: staleHead, to: last)) }
+        if tornBytes > 0 { notes.append(.tornTailCut(bytes: tornBytes)) }
         return AuditEvent(
-            kind: .recover, decision: .recovered, reasons: reasons, processID: ProcessIdentity.processID,
+            kind: .recover, decision: .recovered, notes: notes, processID: ProcessIdentity.processID,
             userID: ProcessIdentity.userID)
     }
 

@@ -13,8 +13,8 @@ public import KeygatePolicy
 ///                         device: device, auditor: Auditor(sink: audit))
 /// device.lock()
 /// _ = try? await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
-/// audit.expectLastDecision(.read, service: "api", account: "me", is: .deny,
-///                          status: .interactionNotAllowed, because: .classUnavailable)
+/// audit.expectLastDecision(.read, service: "api", account: "me", is: .deny(.interactionNotAllowed),
+///                          because: .classUnavailable)
 /// ```
 public final class AuditRecorder: AuditSink {
     private let sink = InMemoryAuditSink()
@@ -52,40 +52,51 @@ public final class AuditRecorder: AuditSink {
     }
 
     /// Checks the last decision of `kind` about (service, account): its decision (`allow`,
-    /// `deny`, `authenticate`), status, and a reason code it must give.
+    /// `.deny(.interactionNotAllowed)`, `authenticate`), status, and an evaluator's reason it
+    /// must give, as a typed value (`because: .classUnavailable`).
     public func checkLastDecision(
         _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
-        is decision: AuditEvent.Verdict,
-        status: KeygateStatus? = nil, because reason: String? = nil
+        is decision: ExpectedVerdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code? = nil
+    ) -> String? {
+        check(
+            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+            because: reason?.rawValue
+        ) { event in reason.map { event.gives($0) } ?? true }
+    }
+
+    /// Checks the last decision of `kind` about (service, account), as the form with an
+    /// evaluator's reason does, with a note of the facade it must carry (`because: .refused`,
+    /// `because: .invalidated`).
+    public func checkLastDecision(
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
+        is decision: ExpectedVerdict, status: KeygateStatus? = nil, because note: AuditNote.Code
+    ) -> String? {
+        check(
+            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+            because: note.rawValue
+        ) { event in event.gives(note) }
+    }
+
+    private func check(
+        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String?, is decision: ExpectedVerdict,
+        status: KeygateStatus?, because reason: String?, gives: (AuditEvent) -> Bool
     ) -> String? {
         let what = "the last \(kind.rawValue) of (\(service), \(account)\(accessGroup.map { ", \($0)" } ?? ""))"
+        let status = status ?? decision.status
         let expected =
-            "\(decision)" + (status.map { " \($0)" } ?? "") + (reason.map { " because \($0)" } ?? "")
+            "\(decision.verdict)" + (status.map { " \($0)" } ?? "") + (reason.map { " because \($0)" } ?? "")
         guard let last = records(kind, service: service, account: account, accessGroup: accessGroup).last else {
             let kinds = Set(records.map(\.event.kind.rawValue)).sorted().joined(separator: ", ")
             return
                 "expected \(what) to be \(expected); no such \(kind.rawValue) was audited (the trail has \(records.count) records: \(kinds))"
         }
         let found = "\(last.event.decision)" + (last.event.status.map { " \($0)" } ?? "")
-        let reasons = last.event.reasons
         let statusMatches = status == nil || last.event.status == status
-        let reasonMatches = reason.map { code in reasons.contains { $0.hasPrefix(code + ":") } } ?? true
-        guard last.event.decision == decision, statusMatches, reasonMatches else {
-            return "expected \(what) to be \(expected); it was \(found) (record \(last.sequence), reasons: \(reasons))"
+        guard last.event.decision == decision.verdict, statusMatches, gives(last.event) else {
+            return
+                "expected \(what) to be \(expected); it was \(found) (record \(last.sequence), reasons: \(last.event.reasonTexts))"
         }
         return nil
-    }
-
-    /// Checks the last decision of `kind` about (service, account), as the form with a reason
-    /// code does, with the evaluator's reason it must give as a typed value
-    /// (`because: .classUnavailable`).
-    public func checkLastDecision(
-        _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
-        is decision: AuditEvent.Verdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code
-    ) -> String? {
-        checkLastDecision(
-            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
-            because: reason.rawValue)
     }
 
     /// Checks that no record after `sequence` allowed the value of (service, account) to be
@@ -96,11 +107,11 @@ public final class AuditRecorder: AuditSink {
         let decrypting: Set<AuditEvent.Kind> = [.read, .update, .export]
         let allowed = records(service: service, account: account, accessGroup: accessGroup).filter {
             $0.sequence > sequence && decrypting.contains($0.event.kind) && $0.event.decision == .allow
-                && !$0.event.reasons.contains { $0.hasPrefix("attributesOnly:") }
+                && !$0.event.gives(AuditNote.Code.attributesOnly)
         }
         guard let first = allowed.first else { return nil }
         return
-            "expected no allowed read of (\(service), \(account)) after record \(sequence); record \(first.sequence) allowed one (reasons: \(first.event.reasons))"
+            "expected no allowed read of (\(service), \(account)) after record \(sequence); record \(first.sequence) allowed one (reasons: \(first.event.reasonTexts))"
     }
 
     /// The sequence number of the last record so far (0 when empty), to mark a point in time.
@@ -127,12 +138,12 @@ public final class AuditRecorder: AuditSink {
 }
 
 extension AuditRecorder {
-    /// Reports a failure unless `checkLastDecision` with the same arguments passes.
+    /// Reports a failure unless the last decision of `kind` about (service, account) is
+    /// `decision`, with `status`, because of the evaluator's reason `reason`.
     public func expectLastDecision(
         _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
-        is decision: AuditEvent.Verdict,
-        status: KeygateStatus? = nil, because reason: String? = nil, filePath: StaticString = #filePath,
-        line: UInt = #line
+        is decision: ExpectedVerdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code? = nil,
+        filePath: StaticString = #filePath, line: UInt = #line
     ) {
         TestFailure.report(
             checkLastDecision(
@@ -142,15 +153,17 @@ extension AuditRecorder {
     }
 
     /// Reports a failure unless the last decision of `kind` about (service, account) is
-    /// `decision`, with `status`, because of the evaluator's reason `reason`.
+    /// `decision`, with `status`, carrying the facade's note `note`.
     public func expectLastDecision(
         _ kind: AuditEvent.Kind, service: String, account: String, accessGroup: String? = nil,
-        is decision: AuditEvent.Verdict, status: KeygateStatus? = nil, because reason: DecisionReason.Code,
+        is decision: ExpectedVerdict, status: KeygateStatus? = nil, because note: AuditNote.Code,
         filePath: StaticString = #filePath, line: UInt = #line
     ) {
-        expectLastDecision(
-            kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
-            because: reason.rawValue, filePath: filePath, line: line)
+        TestFailure.report(
+            checkLastDecision(
+                kind, service: service, account: account, accessGroup: accessGroup, is: decision, status: status,
+                because: note),
+            filePath: filePath, line: line)
     }
 
     /// Reports a failure unless ``checkNoAllowedRead(service:account:accessGroup:after:)`` passes.

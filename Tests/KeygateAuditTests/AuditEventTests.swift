@@ -15,7 +15,11 @@ import Testing
         var event = AuditEvent(
             kind: .read, item: ItemIdentity(accessGroup: "g", account: "me", service: "api", synchronizable: true),
             accessControl: "ak", decision: verdict, status: verdict == .deny ? .interactionNotAllowed : nil,
-            reasons: ["classUnavailable: locked"], processID: 9, userID: 1000)
+            reasons: [
+                .classUnavailable(.whenUnlocked, .deviceLocked),
+                .factorStale(.passcode, secondsAgo: 12, reuseSeconds: 10),
+            ],
+            notes: [.refused("no"), .invalidated], processID: 9, userID: 1000)
         event.more = [
             AuditEvent(
                 kind: .read, item: ItemIdentity(accessGroup: "g", account: "you", service: "api"), decision: .deny)

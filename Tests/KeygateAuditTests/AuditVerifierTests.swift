@@ -7,14 +7,14 @@ import Testing
     static let genesis = String(repeating: "cd", count: 32)
 
     /// A trail of `count` records and the head after each one (index 0: the empty trail's).
-    static func trail(_ count: Int, reason: String = "") -> (lines: [String], heads: [AuditHead]) {
+    static func trail(_ count: Int, note: AuditNote? = nil) -> (lines: [String], heads: [AuditHead]) {
         var head = AuditHead(genesis: genesis)
         var heads = [head]
         var lines: [String] = []
         for index in 1...count {
             let event = AuditEvent(
                 kind: .read, item: .init(accessGroup: "g", account: "a\(index)", service: "s"), decision: .allow,
-                reasons: reason.isEmpty ? [] : [reason])
+                notes: note.map { [$0] } ?? [])
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
             heads.append(head)
         }
@@ -76,7 +76,8 @@ extension AuditVerifierTests {
         var lines: [String] = []
         for index in 1...3 {
             let event = AuditEvent(
-                kind: .read, decision: .allow, reasons: index == 2 ? [String(repeating: "y", count: 70_000)] : [])
+                kind: .read, decision: .allow,
+                notes: index == 2 ? [.unrecognised(String(repeating: "y", count: 70_000))] : [])
             lines.append(head.seal(event, at: Timestamp(seconds: Int64(index))).line)
         }
         guard case .broken(2, let reason) = AuditVerifier.verify(lines: lines, head: head) else {

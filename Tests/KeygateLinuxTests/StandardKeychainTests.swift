@@ -91,6 +91,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: home.directory + "/data/keygate/attempts-\(geteuid()).json"))
     }
 
+    /// Issue 13 point 3: a wrong passcode through PAM fails the read with errSecAuthFailed whose
+    /// cause is PAM's own status (PAM_AUTH_ERR), which a caller can match.
+    @Test func aPAMFailureKeepsItsStatusAsTheErrorsCause() async throws {
+        let home = try Home()
+        let keychain = try Self.keychain(
+            "com.example.cause", home: home, source: ProgrammaticPassphraseSource(passphrase: "wrong"))
+        let control = try AccessControl(protection: .whenUnlocked, flags: .devicePasscode)
+        try await keychain.add(AddRequest(service: "s", account: "a", accessControl: control, data: SecretData("v")))
+        do throws(KeygateError) {
+            _ = try await keychain.copyMatching(ItemQuery(service: "s", account: "a", returnData: true))
+            Issue.record("a wrong passcode must fail")
+        } catch {
+            #expect(error.status == .authFailed)
+            #expect(error.cause == .pam(PAMStatus.authError.rawValue))
+        }
+    }
+
     @Test func withNobodyToAskAProtectedReadFailsAtOnce() async throws {
         let home = try Home()
         let keychain = try Self.keychain("com.example.batch", home: home, source: nil, interactive: false)

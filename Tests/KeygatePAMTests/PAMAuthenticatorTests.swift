@@ -38,7 +38,7 @@ import Testing
         let authenticator = try PAMFixture.authenticator(source: ProgrammaticPassphraseSource(passphrase: "wrong"))
         let context = context()
         let outcome = await authenticator.prove(.passcode, prompt: "Read", context: context)
-        #expect(outcome == .failed(.passcode, message: "authentication failed"))
+        #expect(outcome == .failed(.passcode, message: "authentication failed", cause: .pam(7)))
         #expect(outcome.status == .authFailed)
         #expect(context.state.proofs[.passcode] == nil)
         #expect(context.state.attempts.passcode.failures == 1)
@@ -70,11 +70,12 @@ import Testing
         let source = ProgrammaticPassphraseSource(passphrase: PAMFixture.passcode)
         let authenticator = try PAMFixture.authenticator(source: source, passcodeService: "kg-no-such-service")
         let outcome = await authenticator.prove(.passcode, prompt: "Read", context: context())
-        guard case .unavailable(let reason) = outcome else {
+        guard case .unavailable(let reason, let cause) = outcome else {
             Issue.record("expected unavailable, got \(outcome)")
             return
         }
         #expect(reason.contains("'kg-no-such-service'"))
+        #expect(cause == nil, "no PAM call was made")
         #expect(source.prompts.isEmpty)
         #expect(outcome.status == .notAvailable)
     }
@@ -83,22 +84,24 @@ import Testing
         let authenticator = try PAMFixture.authenticator(
             source: ProgrammaticPassphraseSource(passphrase: PAMFixture.passcode), passcodeService: "kg-unavailable")
         let outcome = await authenticator.prove(.passcode, prompt: "Read", context: context())
-        guard case .unavailable(let reason) = outcome else {
+        guard case .unavailable(let reason, let cause) = outcome else {
             Issue.record("expected unavailable, got \(outcome)")
             return
         }
         #expect(reason.contains("'kg-unavailable'") && reason.contains("PAM_AUTHINFO_UNAVAIL"))
+        #expect(cause == .pam(9), "PAM_AUTHINFO_UNAVAIL is the cause")
     }
 
     @Test func accountRefusalFailsWithTheModulesMessage() async throws {
         let authenticator = try PAMFixture.authenticator(
             source: ProgrammaticPassphraseSource(passphrase: PAMFixture.passcode), passcodeService: "kg-denied")
         let outcome = await authenticator.prove(.passcode, prompt: "Read", context: context())
-        guard case .failed(.passcode, let message) = outcome else {
+        guard case .failed(.passcode, let message, let cause) = outcome else {
             Issue.record("expected failed, got \(outcome)")
             return
         }
         #expect(message == "Permission denied")
+        #expect(cause == .pam(6), "PAM_PERM_DENIED is the cause")
     }
 
     @Test func failuresLockOutAndTheRightPasswordIsThenRefused() async throws {
@@ -109,10 +112,10 @@ import Testing
         let authenticator = try PAMFixture.authenticator(source: wrong, policy: policy)
         #expect(
             await authenticator.prove(.passcode, prompt: "Read", context: context)
-                == .failed(.passcode, message: "authentication failed"))
+                == .failed(.passcode, message: "authentication failed", cause: .pam(7)))
         #expect(
             await authenticator.prove(.passcode, prompt: "Read", context: context)
-                == .failed(.passcode, message: "authentication failed"))
+                == .failed(.passcode, message: "authentication failed", cause: .pam(7)))
         let third = await authenticator.prove(.passcode, prompt: "Read", context: context)
         #expect(third == .lockedOut(.passcode, until: clock.now().adding(seconds: 30)))
 
@@ -219,7 +222,10 @@ import Testing
         }
         #expect(results.count == 8)
         for (right, outcome) in results {
-            #expect(outcome == (right ? .proved(.passcode) : .failed(.passcode, message: "authentication failed")))
+            #expect(
+                outcome
+                    == (right
+                        ? .proved(.passcode) : .failed(.passcode, message: "authentication failed", cause: .pam(7))))
         }
     }
 }

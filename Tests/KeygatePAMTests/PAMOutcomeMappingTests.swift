@@ -29,31 +29,37 @@ import Testing
 
     @Test(arguments: [7, 10, 11])
     func wrongCredentialsNeverRevealUnknownUsers(_ code: Int32) {
-        #expect(Self.map(Self.result(code)) == .failed(.passcode, message: "authentication failed"))
+        #expect(Self.map(Self.result(code)) == .failed(.passcode, message: "authentication failed", cause: .pam(code)))
     }
 
     @Test(arguments: [6, 12, 13])
     func accountRefusalsCarryTheModulesMessage(_ code: Int32) {
         #expect(
             Self.map(Self.result(code, .accountManagement, lastError: "Your account has expired"))
-                == .failed(.passcode, message: "Your account has expired"))
-        #expect(Self.map(Self.result(code, .accountManagement)) == .failed(.passcode, message: "text of \(code)"))
+                == .failed(.passcode, message: "Your account has expired", cause: .pam(code)))
+        #expect(
+            Self.map(Self.result(code, .accountManagement))
+                == .failed(.passcode, message: "text of \(code)", cause: .pam(code)))
     }
 
     @Test(arguments: [9, 8, 4, 3, 26, 28])
     func unavailableNamesTheService(_ code: Int32) {
         let outcome = Self.map(Self.result(code, code == 26 ? .start : .authenticate))
-        #expect(outcome == .unavailable("PAM service 'keygate': text of \(code) (\(PAMStatus(rawValue: code)))"))
+        #expect(
+            outcome
+                == .unavailable(
+                    "PAM service 'keygate': text of \(code) (\(PAMStatus(rawValue: code)))", cause: .pam(code)))
         #expect(outcome.status == .notAvailable)
     }
 
     @Test(arguments: [5, 19, 20, 25, 29, 99])
     func anythingElseFailsClosed(_ code: Int32) {
-        guard case .failed(.passcode, let message) = Self.map(Self.result(code)) else {
+        guard case .failed(.passcode, let message, let cause) = Self.map(Self.result(code)) else {
             Issue.record("code \(code) must fail")
             return
         }
         #expect(message.contains("'keygate'"))
+        #expect(cause == .pam(code))
     }
 
     @Test func statusesOfOutcomes() {

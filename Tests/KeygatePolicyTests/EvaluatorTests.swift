@@ -91,10 +91,12 @@ import Testing
         let gone = evaluator.evaluate(stored, operation: .read, context: context)
         #expect(gone.status == .itemNotFound)
         #expect(gone.invalidatesItem)
+        #expect(gone.denial == .invalidated(.enrollmentChanged), "the evaluator says so itself (issue 13 point 1)")
         let kept = Evaluator(options: .init(enrollmentChangeStatus: .authFailed))
             .evaluate(stored, operation: .read, context: context)
         #expect(kept.status == .authFailed)
         #expect(!kept.invalidatesItem)
+        #expect(kept.denial == nil)
     }
 
     @Test func requirementLooksLikeApplesPolicies() {

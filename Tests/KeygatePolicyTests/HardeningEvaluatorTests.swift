@@ -52,11 +52,12 @@ import Testing
         let read = evaluator.evaluate(control, operation: .read, state: state, now: Self.now)
         #expect(read.status == .itemNotFound)
         #expect(read.reasons.contains(.passcodeRemoved))
+        #expect(read.denial == .invalidated(.passcodeRemoved))
         #expect(evaluator.evaluate(control, operation: .add, state: state, now: Self.now).status == .notAvailable)
         let withPasscode = AuthenticationState(device: DeviceState(isLocked: true, isPasscodeSet: true))
-        #expect(
-            evaluator.evaluate(control, operation: .read, state: withPasscode, now: Self.now).status
-                == .interactionNotAllowed)
+        let locked = evaluator.evaluate(control, operation: .read, state: withPasscode, now: Self.now)
+        #expect(locked.status == .interactionNotAllowed)
+        #expect(locked.denial == nil, "a locked device refuses; the item stays")
     }
 
     // MARK: - Point 13: skip with a factor that cannot be used
@@ -87,6 +88,7 @@ import Testing
                 #expect(skipped.status == .itemNotFound, "\(control.textForm): \(skipped.explanation)")
                 #expect(skipped.reasons.contains(.interactionNotAllowed(.skip)))
                 #expect(!skipped.invalidatesItem, "a skipped item is left out, never removed")
+                #expect(skipped.denial == .skipped)
             }
         }
         // No passcode set, and an invalidated context: also left out.

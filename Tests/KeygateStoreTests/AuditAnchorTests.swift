@@ -106,7 +106,11 @@ import Testing
         #expect(try world.verify() == .intact(records: 1))
         let record = try AuditTrailFile.records(at: world.trail)[0]
         #expect(record.event.kind == .recover && record.event.decision == .restarted)
-        #expect(record.event.reasons.first?.contains("reached record 3") == true)
+        guard case .anchorRestarted(let problem)? = record.event.notes.first else {
+            Issue.record("the restart must say why the anchor was replaced: \(record.event.notes)")
+            return
+        }
+        #expect(problem.contains("reached record 3"))
         try world.append(1)
         #expect(try world.verify() == .intact(records: 2))
     }

@@ -119,7 +119,7 @@ import Testing
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 7))
         let recovery = try AuditTrailFile.records(at: path)[5]
         #expect(recovery.event.kind == .recover)
-        #expect(recovery.event.reasons.first?.contains("records 3…5") == true)
+        #expect(recovery.event.notes.first == .headRecovered(from: 2, to: 5))
     }
 
     @Test func repairBringsTheHeadForwardAndSaysWhatItDid() throws {
@@ -192,10 +192,10 @@ import Testing
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
         let recovery = try AuditTrailFile.records(at: path)[2]
         #expect(recovery.event.kind == .recover)
+        #expect(recovery.event.notes == [.tornTailCut(bytes: 30)])
         #expect(
-            recovery.event.reasons == [
-                "tornTailCut: a partial record of 30 bytes past the head (a crash during a write) was cut off"
-            ])
+            recovery.line.contains(
+                "tornTailCut: a partial record of 30 bytes past the head (a crash during a write) was cut off"))
     }
 
     @Test func repairCutsAPartialRecordAndMovesTheHead() throws {

@@ -82,7 +82,7 @@ import Testing
         let sink = JSONLinesAuditSink(path: path)
         try sink.append(AuditTrailFileTests.event(1), at: Timestamp(seconds: 1))
         var event = AuditTrailFileTests.event(2)
-        event.reasons = [String(repeating: "x", count: 70_000)]
+        event.notes = [.unrecognised(String(repeating: "x", count: 70_000))]
         do {
             try sink.append(event, at: Timestamp(seconds: 2))
             Issue.record("an oversized record must be refused")

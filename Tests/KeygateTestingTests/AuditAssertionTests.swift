@@ -12,12 +12,12 @@ import Testing
         try recorder.append(
             AuditEvent(
                 kind: .read, item: item, decision: .allow,
-                reasons: ["noConstraint: the access control has no constraint"]),
+                reasons: [.noConstraint]),
             at: Timestamp(seconds: 1))
         try recorder.append(
             AuditEvent(
                 kind: .read, item: item, decision: .deny, status: .interactionNotAllowed,
-                reasons: ["classUnavailable: class ak needs an unlocked device; the device is locked"]),
+                reasons: [.classUnavailable(.whenUnlocked, .deviceLocked)]),
             at: Timestamp(seconds: 2))
         return recorder
     }
@@ -29,6 +29,19 @@ import Testing
                 .read, service: "api", account: "me", is: .deny, status: .interactionNotAllowed,
                 because: .classUnavailable)
                 == nil)
+    }
+
+    @Test func aDenialsStatusCanBeExpectedAsTheEvaluatorWritesIt() throws {
+        let recorder = try Self.recorder()
+        #expect(
+            recorder.checkLastDecision(
+                .read, service: "api", account: "me", is: .deny(.interactionNotAllowed), because: .classUnavailable)
+                == nil)
+        #expect(
+            recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny(.itemNotFound))
+                == "expected the last read of (api, me) to be deny errSecItemNotFound -25300; it was deny errSecInteractionNotAllowed -25308 (record 2, reasons: [\"classUnavailable: class ak needs an unlocked device; the device is locked\"])"
+        )
+        #expect(recorder.checkLastDecision(.read, service: "api", account: "me", is: .deny, because: .refused) != nil)
     }
 
     @Test func lastDecisionMismatchSaysWhatItWas() throws {
@@ -54,7 +67,7 @@ import Testing
         #expect(recorder.checkNoAllowedRead(service: "api", account: "me", after: 1) == nil)
         #expect(
             recorder.checkNoAllowedRead(service: "api", account: "me")
-                == "expected no allowed read of (api, me) after record 0; record 1 allowed one (reasons: [\"noConstraint: the access control has no constraint\"])"
+                == "expected no allowed read of (api, me) after record 0; record 1 allowed one (reasons: [\"noConstraint: the access control has no constraint (dacl(true))\"])"
         )
     }
 

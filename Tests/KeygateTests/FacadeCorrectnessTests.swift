@@ -22,7 +22,7 @@ import Testing
         fixture.device.removePasscode()
         try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
         #expect(try fixture.rows() == 0)
-        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: .allow, because: "invalidated")
+        audit.expectLastDecision(.delete, service: "api", account: "akpu", is: .allow, because: .invalidated)
         // A second delete finds nothing, as Apple's does.
         await #expect(throws: KeygateError(.itemNotFound, "")) {
             try await keychain.delete(ItemQuery(service: "api", account: "akpu"))
@@ -42,7 +42,7 @@ import Testing
         try await keychain.delete(ItemQuery(service: "api", account: "bio"))
         #expect(try fixture.rows() == 0)
         let removal = try #require(audit.records(.delete, service: "api", account: "bio").last)
-        #expect(removal.event.reasons.contains("enrollment: bound to \(before.hex), now \(after.hex)"))
+        #expect(removal.event.notes.contains(.enrollment(bound: before, now: after)))
     }
 
     // MARK: - CredentialStore's default group
@@ -73,7 +73,7 @@ import Testing
         await #expect(throws: KeygateError(.missingEntitlement, "")) { _ = try await keychain.copyMatching(read) }
         audit.expectLastDecision(
             .read, service: "api", account: "me", accessGroup: other, is: .deny, status: .missingEntitlement,
-            because: "refused")
+            because: .refused)
         await #expect(throws: KeygateError(.missingEntitlement, "")) {
             try await keychain.add(AddRequest(service: "api", account: "me", accessGroup: other, data: SecretData("v")))
         }
@@ -211,6 +211,45 @@ import Testing
     }
 
     // MARK: - Issue 9, point 2: update never launders an edited access control
+
+    /// Issue 13 point 1: the search finds a damaged row once per call; the read and the update
+    /// refuse it from what the search found (one tamper record each, the store's condition),
+    /// with nothing decided and nobody prompted.
+    @Test func aDamagedRowIsRefusedFromTheSearchOncePerCall() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
+        let raw = try SQLiteConnection(
+            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
+        try raw.execute("UPDATE items SET accc = 'damaged by a test'")
+        for (kind, call) in [
+            (
+                AuditEvent.Kind.read,
+                { () async throws(KeygateError) in
+                    _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+                }
+            ),
+            (
+                AuditEvent.Kind.update,
+                { () async throws(KeygateError) in
+                    try await keychain.update(
+                        ItemQuery(service: "api", account: "me"), changes: ItemChanges(label: "x"))
+                }
+            ),
+        ] {
+            let before = audit.lastSequence
+            do throws(KeygateError) {
+                try await call()
+                Issue.record("a damaged row must be refused (\(kind))")
+            } catch {
+                #expect(error.status == .decode && error.condition == .damagedItem, "\(kind): \(error)")
+            }
+            let records = audit.records.filter { $0.sequence > before }
+            #expect(records.filter { $0.event.kind == .tamper }.count == 1, "\(kind)")
+            #expect(records.filter { $0.event.kind == kind }.allSatisfy { $0.event.gives(AuditNote.Code.storeFailure) })
+        }
+        #expect(fixture.authenticator.prompts.isEmpty)
+    }
 
     @Test func updateRefusesARowWhoseAccessControlWasEdited() async throws {
         let fixture = try KeychainFixture(.sqlite)

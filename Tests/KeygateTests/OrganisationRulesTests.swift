@@ -125,7 +125,7 @@ import Testing
         #expect(world.audit.records.contains { $0.event.ruleIDs == ["recovery-reads"] })
         // The evaluator's own decisions about the item name the rule that applies as well.
         let reads = world.audit.records(.read, service: "recovery-backup", account: "me")
-            .filter { !$0.event.reasons.contains { $0.hasPrefix("organisationRule:") } }
+            .filter { !$0.event.gives(AuditNote.Code.organisationRule) }
         #expect(!reads.isEmpty && reads.allSatisfy { $0.event.ruleIDs == ["recovery-reads"] })
     }
 

@@ -49,7 +49,7 @@ struct ProveCommand: Command {
             outcome = await authenticator.authenticate(requirement, prompt: prompt, context: authentication)
         }
         guard case .proved(let factors) = outcome else {
-            throw KeygateError(outcome.status ?? .authFailed, outcome.description)
+            throw KeygateError(outcome.status ?? .authFailed, outcome.description, cause: outcome.cause)
         }
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3
         context.console.out("proved \(factors) for \(authenticator.user) in \(Self.format(milliseconds)) ms")

@@ -12,6 +12,8 @@ import KeygatePolicy
 ///    and PAM_MODULE_UNKNOWN mean the mechanism is unavailable or misconfigured: the message
 ///    names the service.
 /// 5. Anything else fails closed as a failure.
+///
+/// Every outcome but a proof or a cancel keeps the PAM status as its cause (`.pam(status)`).
 enum PAMOutcomeMapping {
     static let failure: Set<PAMStatus> = [.authError, .userUnknown, .maxTries]
     static let accountRefusal: Set<PAMStatus> = [.permissionDenied, .newAuthTokenRequired, .accountExpired]
@@ -23,13 +25,16 @@ enum PAMOutcomeMapping {
         if result.cancelled { return .cancelled }
         let status = result.status
         if status == .success { return .proved(FactorSet(factor)) }
-        if failure.contains(status) { return .failed(factor, message: "authentication failed") }
+        // Every failure keeps PAM's status as its cause, for callers that branch on it.
+        let cause = KeygateError.Cause.pam(status.rawValue)
+        if failure.contains(status) { return .failed(factor, message: "authentication failed", cause: cause) }
         if accountRefusal.contains(status) && result.step == .accountManagement {
-            return .failed(factor, message: result.lastError ?? result.statusText)
+            return .failed(factor, message: result.lastError ?? result.statusText, cause: cause)
         }
         if unavailable.contains(status) {
-            return .unavailable("PAM service '\(service)': \(result.statusText) (\(status))")
+            return .unavailable("PAM service '\(service)': \(result.statusText) (\(status))", cause: cause)
         }
-        return .failed(factor, message: "PAM service '\(service)' refused: \(result.statusText) (\(status))")
+        return .failed(
+            factor, message: "PAM service '\(service)' refused: \(result.statusText) (\(status))", cause: cause)
     }
 }

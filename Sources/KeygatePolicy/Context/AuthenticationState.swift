@@ -182,7 +182,7 @@ public enum InteractionPolicy: String, CaseIterable, Hashable, Sendable, Codable
 }
 
 /// Why a factor cannot be used.
-public enum Unavailability: String, Hashable, Sendable, Codable {
+public enum Unavailability: String, CaseIterable, Hashable, Sendable, Codable {
     /// No biometric sensor (`LAError.biometryNotAvailable`).
     case biometryNotAvailable
     /// Nothing enrolled (`LAError.biometryNotEnrolled`).

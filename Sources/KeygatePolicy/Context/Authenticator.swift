@@ -66,14 +66,16 @@ public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
     /// These factors were proved and recorded.
     case proved(FactorSet)
     /// A factor was not proved (wrong password, no match, account refused); `message` is the
-    /// mechanism's explanation when it gave one (never a secret).
-    case failed(Factor, message: String)
+    /// mechanism's explanation when it gave one (never a secret), and `cause` what failed
+    /// underneath when the mechanism knows (a PAM status).
+    case failed(Factor, message: String, cause: KeygateError.Cause? = nil)
     /// The user cancelled.
     case cancelled
     /// The factor is locked out after too many failures, until `until` when known.
     case lockedOut(Factor, until: Timestamp?)
-    /// The mechanism cannot be used (not configured, no device); the reason names it.
-    case unavailable(String)
+    /// The mechanism cannot be used (not configured, no device); the reason names it, and
+    /// `cause` says what failed underneath when the mechanism knows (a PAM status).
+    case unavailable(String, cause: KeygateError.Cause? = nil)
 
     /// The status a keychain call reports for this outcome, nil for `proved` (spec §4.5):
     /// cancel → `errSecUserCanceled`; failure and lockout → `errSecAuthFailed`;
@@ -87,15 +89,23 @@ public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What failed underneath a failure or an unavailable mechanism, when the mechanism said.
+    public var cause: KeygateError.Cause? {
+        switch self {
+        case .failed(_, _, let cause), .unavailable(_, let cause): cause
+        case .proved, .cancelled, .lockedOut: nil
+        }
+    }
+
     /// A readable summary (no secrets).
     public var description: String {
         switch self {
         case .proved(let factors): "proved \(factors)"
-        case .failed(let factor, let message): "\(factor) failed: \(message)"
+        case .failed(let factor, let message, _): "\(factor) failed: \(message)"
         case .cancelled: "cancelled by the user"
         case .lockedOut(let factor, let until):
             "\(factor) is locked out after too many failures" + (until.map { " until \($0)" } ?? "")
-        case .unavailable(let reason): "unavailable: \(reason)"
+        case .unavailable(let reason, _): "unavailable: \(reason)"
         }
     }
 }

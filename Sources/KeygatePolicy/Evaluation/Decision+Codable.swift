@@ -1,7 +1,8 @@
-// JSON forms of decisions and reasons. A reason encodes as
+// JSON forms of decisions and reasons. A reason on its own encodes as
 // `{"code": "factorStale", "factor": "passcode", "secondsAgo": 12, "reuseSeconds": 10}`;
-// a decision as `{"decision": "deny", "status": -25308, "statusName": "errSecInteractionNotAllowed",
-// "requirement": [["biometry"], ["passcode"]], "reasons": [...], "bindingEnrollment": "…"}`.
+// a decision as an audit record spells its decision fields: `{"decision": "deny", "status": -25308,
+// "statusName": "errSecInteractionNotAllowed", "requirement": null, "reasons": ["classUnavailable: …"],
+// "bindingEnrollment": "…"}`.
 
 extension DecisionReason: Codable {
     private enum CodingKeys: String, CodingKey {
@@ -100,18 +101,26 @@ extension Decision: Codable {
         case decision, status, statusName, requirement, reasons, bindingEnrollment
     }
 
-    /// Encodes the decision, its status or requirement, and its reasons.
+    /// Encodes the members of `keygate evaluate`'s report (the audit line's decision fields and
+    /// the requirement), then the binding enrollment set when there is one.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(outcome.name, forKey: .decision)
-        try c.encodeIfPresent(status?.rawValue, forKey: .status)
-        try c.encodeIfPresent(status?.name, forKey: .statusName)
-        try c.encodeIfPresent(requirement, forKey: .requirement)
-        try c.encode(Array(reasons), forKey: .reasons)
+        for member in reportMembers {
+            guard let key = CodingKeys(stringValue: member.key) else { continue }
+            switch member.value.value {
+            case .string(let text): try c.encode(text, forKey: key)
+            case .number(let literal): try c.encode(Int32(literal) ?? 0, forKey: key)
+            case .array(let items):
+                try c.encode(
+                    items.compactMap { if case .string(let text) = $0.value { text } else { nil } }, forKey: key)
+            default: try c.encodeNil(forKey: key)
+            }
+        }
         try c.encodeIfPresent(bindingEnrollment, forKey: .bindingEnrollment)
     }
 
-    /// Decodes a decision.
+    /// Decodes a decision from the fields ``encode(to:)`` writes; a reason or requirement text
+    /// that no value renders to is refused, naming the field.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try c.decode(String.self, forKey: .decision)
@@ -119,26 +128,55 @@ extension Decision: Codable {
         switch kind {
         case "allow": outcome = .allow
         case "deny": outcome = .deny(KeygateStatus(rawValue: try c.decode(Int32.self, forKey: .status)))
-        case "authenticate": outcome = .authenticate(try c.decode(Requirement.self, forKey: .requirement))
+        case "authenticate":
+            let text = try c.decode(String.self, forKey: .requirement)
+            guard let requirement = Requirement(description: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .requirement, in: c, debugDescription: "unknown requirement '\(text)'")
+            }
+            outcome = .authenticate(requirement)
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .decision, in: c, debugDescription: "unknown decision '\(kind)'")
         }
+        var reasons = DecisionReasons()
+        for text in try c.decode([String].self, forKey: .reasons) {
+            guard let reason = DecisionReason(description: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .reasons, in: c, debugDescription: "unknown reason '\(text)'")
+            }
+            reasons.append(reason)
+        }
+        // The JSON form keeps no denial of its own: it follows from the reasons as the evaluator set it.
+        var denial: Denial?
+        if outcome == .deny(.itemNotFound) {
+            if reasons.contains(.passcodeRemoved) {
+                denial = .invalidated(.passcodeRemoved)
+            } else if reasons.contains(.enrollmentChanged) {
+                denial = .invalidated(.enrollmentChanged)
+            } else if reasons.contains(.interactionNotAllowed(.skip)) {
+                denial = .skipped
+            }
+        }
         self.init(
-            outcome, reasons: DecisionReasons(try c.decode([DecisionReason].self, forKey: .reasons)),
-            bindingEnrollment: try c.decodeIfPresent(EnrollmentSetHash.self, forKey: .bindingEnrollment))
+            outcome, reasons: reasons,
+            bindingEnrollment: try c.decodeIfPresent(EnrollmentSetHash.self, forKey: .bindingEnrollment),
+            denial: denial)
     }
 
-    /// The one-object report of `keygate evaluate`: decision, status, status name,
-    /// requirement text and reason texts, in that order.
-    package var report: JSONValue {
-        .object([
+    /// The one JSON shape of a decision, as `keygate evaluate` prints it and ``encode(to:)``
+    /// writes it: `decision`, `status`, `statusName` and `reasons` spelled as in an audit
+    /// record's line (reasons as their ``DecisionReason/description``), and the requirement's text.
+    package var report: JSONValue { .object(reportMembers) }
+
+    private var reportMembers: [JSONMember] {
+        [
             JSONMember("decision", .string(outcome.name)),
             JSONMember("status", status.map { .number(String($0.rawValue)) } ?? .null),
             JSONMember("statusName", status?.name.map { .string($0) } ?? .null),
             JSONMember("requirement", requirement.map { .string($0.description) } ?? .null),
             JSONMember("reasons", .array(reasons.map { JSONNode(.string($0.description)) })),
-        ])
+        ]
     }
 }
 

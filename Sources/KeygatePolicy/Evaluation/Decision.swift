@@ -12,18 +12,40 @@ public struct Decision: Hashable, Sendable {
         case authenticate(Requirement)
     }
 
+    /// What a denial means beyond its status, when the facade must act on it.
+    public enum Denial: Hashable, Sendable {
+        /// The item no longer exists for this request; a store removes it.
+        case invalidated(Invalidation)
+        /// The item needs a prompt and the interaction policy is `skip`: a read leaves it out.
+        case skipped
+    }
+
+    /// Why an item no longer exists.
+    public enum Invalidation: Hashable, Sendable {
+        /// A `whenPasscodeSetThisDeviceOnly` item after the passcode was removed.
+        case passcodeRemoved
+        /// A `biometryCurrentSet` item after the enrollment set changed.
+        case enrollmentChanged
+    }
+
     /// What the caller may do.
     public let outcome: Outcome
+    /// For a denial the facade must act on (an invalidated item, a skipped one): which; nil otherwise.
+    public let denial: Denial?
     /// Why, in the order the checks ran.
     public let reasons: DecisionReasons
     /// For an allowed add: the enrollment set to bind the item's `biometryCurrentSet` constraint to.
     public let bindingEnrollment: EnrollmentSetHash?
 
     /// A decision.
-    public init(_ outcome: Outcome, reasons: DecisionReasons, bindingEnrollment: EnrollmentSetHash? = nil) {
+    public init(
+        _ outcome: Outcome, reasons: DecisionReasons, bindingEnrollment: EnrollmentSetHash? = nil,
+        denial: Denial? = nil
+    ) {
         self.outcome = outcome
         self.reasons = reasons
         self.bindingEnrollment = bindingEnrollment
+        self.denial = denial
     }
 
     /// True for `allow`.
@@ -41,10 +63,11 @@ public struct Decision: Hashable, Sendable {
         return nil
     }
 
-    /// True when the item no longer exists for this request: its passcode was removed or its
-    /// bound enrollment set changed. A store removes such an item.
+    /// True when the item no longer exists for this request (``denial`` is `.invalidated`):
+    /// its passcode was removed or its bound enrollment set changed. A store removes such an item.
     public var invalidatesItem: Bool {
-        reasons.contains(.passcodeRemoved) || reasons.contains(.enrollmentChanged) && status == .itemNotFound
+        if case .invalidated = denial { return true }
+        return false
     }
 
     /// The reasons that decided, in words: every reason but the routine class check.

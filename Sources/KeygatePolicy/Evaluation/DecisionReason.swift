@@ -46,7 +46,7 @@ public enum DecisionReason: Hashable, Sendable {
     case internalFailure
 
     /// Why a protection class's key is unavailable.
-    public enum ClassUnavailability: String, Hashable, Sendable, Codable {
+    public enum ClassUnavailability: String, CaseIterable, Hashable, Sendable, Codable {
         /// The device is locked.
         case deviceLocked
         /// The device has not been unlocked since boot.

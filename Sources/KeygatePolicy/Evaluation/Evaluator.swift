@@ -123,7 +123,7 @@ public struct Evaluator: Sendable {
         let protection = control.protection
         if protection.availability == .whenUnlockedWithPasscode, !state.device.isPasscodeSet {
             reasons.append(.passcodeRemoved)
-            return Decision(.deny(.itemNotFound), reasons: reasons)
+            return Decision(.deny(.itemNotFound), reasons: reasons, denial: .invalidated(.passcodeRemoved))
         }
         guard let constraint = control.constraint(for: operation) else {
             reasons.append(.privateKeyUsage)
@@ -143,7 +143,11 @@ public struct Evaluator: Sendable {
             if state.biometry.isAvailable && bound != state.biometry.enrollment {
                 if constraint.threshold == constraint.leaves.count {
                     reasons.append(.enrollmentChanged)
-                    return Decision(.deny(options.enrollmentChangeStatus), reasons: reasons)
+                    // Only "not found" removes the item; another configured status merely refuses it.
+                    let status = options.enrollmentChangeStatus
+                    return Decision(
+                        .deny(status), reasons: reasons,
+                        denial: status == .itemNotFound ? .invalidated(.enrollmentChanged) : nil)
                 }
                 currentSetUsable = false
             }
@@ -196,7 +200,7 @@ public struct Evaluator: Sendable {
             // LocalAuthentication runs, so a factor that cannot be used (no sensor, nothing
             // enrolled, locked out) or an invalidated context changes nothing.
             reasons.append(.interactionNotAllowed(.skip))
-            return Decision(.deny(.itemNotFound), reasons: reasons)
+            return Decision(.deny(.itemNotFound), reasons: reasons, denial: .skipped)
         }
         if unreachable {
             return Decision(.deny(.authFailed), reasons: reasons)
