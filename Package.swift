@@ -94,7 +94,8 @@ let package = Package(
         .testTarget(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
-        .testTarget(name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy"]),
+        .testTarget(
+            name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateTesting"]),
         .testTarget(
             name: "KeygatedTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "keygated", "keygated-probe"]),
     ],

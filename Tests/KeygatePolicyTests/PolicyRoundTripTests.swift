@@ -1,30 +1,17 @@
 import Foundation
 import KeygatePolicy
+import KeygateTesting
 import Testing
 
 /// Generated documents survive AST → text → AST and AST → JSON → AST.
 @Suite struct PolicyRoundTripTests {
-    /// A small deterministic generator (SplitMix64), so failures reproduce.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    }
-
     static let minimums: [PolicyEffect] =
         StrengthAnalysis.addable.prefix(400).map { entry in
             .atLeast(protection: entry.control.protection, flags: entry.control.flags)
         } + [.atLeast(protection: nil, flags: [.biometryAny, .or, .devicePasscode])]
 
     static func document(seed: UInt64) -> PolicyDocument {
-        var g = Generator(state: seed)
+        var g = SeededRandom(seed: seed)
         var document = PolicyDocument()
         let words = ["com.example.*", "bank \"quoted\" \\ back", "*", "a?c", "/usr/bin/app", "recovery", "é-ü"]
         for index in 0..<(1 + g.below(6)) {
@@ -72,7 +59,7 @@ import Testing
 @Suite struct PolicyParserRobustnessTests {
     @Test(arguments: 0..<300)
     func mutatedTextParsesOrFailsAtAPosition(seed: Int) {
-        var g = PolicyRoundTripTests.Generator(state: UInt64(seed) &* 7919)
+        var g = SeededRandom(seed: UInt64(seed) &* 7919)
         var scalars = Array(PolicyParserTests.example.unicodeScalars)
         for _ in 0...g.below(4) {
             let at = g.below(scalars.count)

@@ -1,27 +1,16 @@
 import KeygateProtocol
+import KeygateTesting
 import Testing
 
 /// Deterministic fuzzing: seeded random frames, truncations and bit flips of valid frames.
 /// Every input ends in frames that decode, or in a typed ``ProtocolError``; never a crash,
 /// and the decoder never holds more than the limit.
 @Suite struct FuzzTests {
-    /// SplitMix64: the same sequence on every run and platform.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let limit = 4096
 
     /// Feeds `bytes` in random chunk sizes; returns how many frames decoded and whether a typed
     /// error ended the stream.
-    static func feed(_ bytes: [UInt8], _ random: inout SeededGenerator) -> (messages: Int, rejected: Bool) {
+    static func feed(_ bytes: [UInt8], _ random: inout SeededRandom) -> (messages: Int, rejected: Bool) {
         var decoder = FrameDecoder(maximumLength: limit)
         var messages = 0
         var index = 0
@@ -44,7 +33,7 @@ import Testing
     }
 
     @Test func randomBytesAreRejectedOrDecodedNeverCrash() {
-        var random = SeededGenerator(state: 0x5EED_0001)
+        var random = SeededRandom(seed: 0x5EED_0001)
         var rejected = 0
         for _ in 0..<3000 {
             let count = Int.random(in: 0...200, using: &random)
@@ -56,7 +45,7 @@ import Testing
     }
 
     @Test func randomFramesWithValidHeadersAndRandomPayloads() {
-        var random = SeededGenerator(state: 0x5EED_0002)
+        var random = SeededRandom(seed: 0x5EED_0002)
         var outcomes = (decoded: 0, rejected: 0)
         for _ in 0..<5000 {
             let type = MessageType.allCases.randomElement(using: &random)!
@@ -72,7 +61,7 @@ import Testing
     }
 
     @Test func truncationsOfValidFramesAreAlwaysTruncatedErrors() throws {
-        var random = SeededGenerator(state: 0x5EED_0003)
+        var random = SeededRandom(seed: 0x5EED_0003)
         for message in MessageRoundTripTests.samples {
             let bytes = try message.frame(requestID: 9).encoded()
             for cut in 1..<bytes.count {
@@ -86,7 +75,7 @@ import Testing
     }
 
     @Test func bitFlipsOfValidFramesAreRejectedOrDecodeCleanly() throws {
-        var random = SeededGenerator(state: 0x5EED_0004)
+        var random = SeededRandom(seed: 0x5EED_0004)
         var rejected = 0
         var total = 0
         for message in MessageRoundTripTests.samples {
