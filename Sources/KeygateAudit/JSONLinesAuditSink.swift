@@ -152,10 +152,22 @@ public final class JSONLinesAuditSink: AuditSink {
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        guard let record = try write(event, at: time).record else {
+        guard let record = try write([event], at: time).records.last else {
             throw KeygateError(.internalError, "the audit record was not written")
         }
         return record
+    }
+
+    /// Seals and appends the records together: one `write`, and (as the durability says) one
+    /// `fsync`, head and anchor for all of them. All are written or none is.
+    @discardableResult
+    public func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
+        guard !events.isEmpty else { return [] }
+        let records = try write(events, at: time).records
+        guard records.count == events.count else {
+            throw KeygateError(.internalError, "the audit records were not written")
+        }
+        return records
     }
 
     /// Brings the head forward over records written past it (a crash or a failed head write),
@@ -170,16 +182,17 @@ public final class JSONLinesAuditSink: AuditSink {
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
-        try write(nil, at: time, restartingAnchor: restartingAnchor, reread: true).repair
+        try write([], at: time, restartingAnchor: restartingAnchor, reread: true).repair
     }
 
-    /// Appends `event` (when given) under the locks, after a recovery record when one is due.
+    /// Appends `events` under the locks, after a recovery record when one is due.
+    /// - Returns: the records of `events`, and the repair when one was made.
     private func write(
-        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
-    ) throws(KeygateError) -> (record: AuditRecord?, repair: AuditRepair?) {
-        try state.withLock { (state: inout State) throws(KeygateError) -> (AuditRecord?, AuditRepair?) in
+        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
+    ) throws(KeygateError) -> (records: [AuditRecord], repair: AuditRepair?) {
+        try state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
             do throws(KeygateError) {
-                return try write(event, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
+                return try write(events, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
             } catch {
                 // Whatever failed, read the trail again next time rather than trust what is held.
                 state.size = -1
@@ -189,8 +202,8 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     private func write(
-        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
-    ) throws(KeygateError) -> (AuditRecord?, AuditRepair?) {
+        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
+    ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
         defer { flock(state.trail, LOCK_UN) }
         var loaded: Loaded?
@@ -223,18 +236,14 @@ public final class JSONLinesAuditSink: AuditSink {
                 staleHead: repair?.staleHead ?? before, recovered: repair?.recovered ?? 0, record: record.sequence,
                 tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true)
         }
-        var record: AuditRecord?
-        if let event {
-            let sealed = head.seal(event, at: time)
-            records.append(sealed)
-            record = sealed
-        }
+        let sealedFrom = records.count
+        for event in events { records.append(head.seal(event, at: time)) }
         guard !records.isEmpty else {
             if let anchors, loaded?.anchor != head {
                 guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
             }
-            return (nil, nil)
+            return ([], nil)
         }
         var bytes: [UInt8] = []
         for record in records {
@@ -276,7 +285,7 @@ public final class JSONLinesAuditSink: AuditSink {
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
-        return (record, repair)
+        return (Array(records[sealedFrom...]), repair)
     }
 
     /// Starts flushing the trail (as far as `head`) on `flusher`, after waiting for the flush
