@@ -71,6 +71,12 @@ package indirect enum JSONValue: Sendable, Equatable {
 
     private static func quote(_ text: String, into out: inout String) {
         out += "\""
+        // Nothing to escape (the usual case): the text goes in whole, not scalar by scalar.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

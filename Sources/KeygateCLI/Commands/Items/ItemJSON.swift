@@ -16,6 +16,8 @@ enum ItemJSON {
     /// JSON text with every non-ASCII character escaped (UTF-16 units, as JSON spells them).
     /// Outside strings JSON text is ASCII, so only string contents change.
     static func asciiOnly(_ json: String) -> String {
+        // Most lines are ASCII already: returned as they are, without a copy.
+        if json.utf8.allSatisfy({ $0 < 0x80 }) { return json }
         var out = ""
         for scalar in json.unicodeScalars {
             if scalar.isASCII {
