@@ -40,6 +40,13 @@ struct Scale {
         processAdds: 5, processRuns: 1, listStores: [300], trails: [300], rssStore: 300, rssReads: 100,
         proofs: 2, timeoutSeconds: 120)
 
+    /// The full table's in-process rows at the 10k store only (no 1M store to build): for
+    /// profiling one change quickly (`--scale quick --only reads,adds`).
+    static let quick = Scale(
+        name: "quick", decisions: 300_000, readStores: [10_000], largeItems: 100, batches: 5,
+        slowReads: 60, adds: 60, processAdds: 100, processRuns: 21, listStores: [10_000, 200_000],
+        trails: [10_000], rssStore: 10_000, rssReads: 10_000, proofs: 1_000, timeoutSeconds: 60)
+
     static let full = Scale(
         name: "full", decisions: 300_000, readStores: [10_000, 1_000_000], largeItems: 100, batches: 5,
         slowReads: 60, adds: 60, processAdds: 100, processRuns: 21, listStores: [10_000, 200_000],

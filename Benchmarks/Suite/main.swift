@@ -2,7 +2,7 @@
 // the same run, the ratio, and the target from issue 10. Build and run in release mode:
 //
 //     make bench                    # BENCH_SCALE=full (default) or tiny
-//     .build/release/keygate-bench [--scale tiny|full] [--keygate PATH] [--markdown FILE]
+//     .build/release/keygate-bench [--scale tiny|quick|full] [--keygate PATH] [--markdown FILE]
 //
 // Sections can be picked with --only evaluator,reads,adds,pam,process (default: all). The
 // program starts itself again for the multi-process rows (`keygate-bench worker …`).
@@ -40,8 +40,8 @@ func option(_ name: String) -> String? {
 
 let environment = ProcessInfo.processInfo.environment
 let scaleName = option("--scale") ?? environment["BENCH_SCALE"] ?? "full"
-guard let scale = ["tiny": Scale.tiny, "full": Scale.full][scaleName] else {
-    FileHandle.standardError.write("keygate-bench: --scale is tiny or full, not \(scaleName)\n")
+guard let scale = ["tiny": Scale.tiny, "quick": Scale.quick, "full": Scale.full][scaleName] else {
+    FileHandle.standardError.write("keygate-bench: --scale is tiny, quick or full, not \(scaleName)\n")
     exit(2)
 }
 let keygateBinary = option("--keygate") ?? environment["KEYGATE_BIN"]

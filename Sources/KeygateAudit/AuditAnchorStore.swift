@@ -7,7 +7,8 @@ public import KeygatePolicy
 /// intact.
 ///
 /// Duties of a conforming type: return the anchor last saved for `trail` (nil when none was);
-/// save it durably before returning. The sink saves an anchor only after the records it
+/// save it before returning, so that it survives the process being killed (a power loss may
+/// take it back to an earlier save: it then lags). The sink saves an anchor only after the records it
 /// covers are durable, so an anchor may lag its trail (a crash between the two) but never
 /// leads it: a crash is never reported as tampering.
 public protocol AuditAnchorStore: Sendable {

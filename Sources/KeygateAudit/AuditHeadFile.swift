@@ -46,9 +46,36 @@ enum AuditHeadFile {
     }
 
     /// `head`'s line, padded to ``width`` with spaces and ended by a newline.
+    ///
+    /// The writer's heads (hex genesis and hash) are laid out straight into the bytes, exactly
+    /// as ``AuditHead/line`` renders them, since this runs on every append; any other head
+    /// goes through the JSON renderer.
     static func bytes(of head: AuditHead) -> [UInt8] {
+        if let bytes = plainBytes(of: head) { return bytes }
         var bytes = Array(head.line.utf8)
         if bytes.count < width - 1 { bytes += [UInt8](repeating: 32, count: width - 1 - bytes.count) }
+        bytes.append(10)
+        return bytes
+    }
+
+    /// ``bytes(of:)`` without the JSON renderer, or nil when the genesis or hash holds anything
+    /// but ASCII letters and digits (nothing to escape) or the line would not fit.
+    private static func plainBytes(of head: AuditHead) -> [UInt8]? {
+        func isPlain(_ text: String) -> Bool {
+            text.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+        }
+        guard isPlain(head.genesis), isPlain(head.hash) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(width)
+        bytes += #"{"genesis": ""#.utf8
+        bytes += head.genesis.utf8
+        bytes += #"", "sequence": "#.utf8
+        bytes += String(head.sequence).utf8
+        bytes += #", "hash": ""#.utf8
+        bytes += head.hash.utf8
+        bytes += #""}"#.utf8
+        guard bytes.count < width else { return nil }
+        bytes += repeatElement(32, count: width - 1 - bytes.count)
         bytes.append(10)
         return bytes
     }

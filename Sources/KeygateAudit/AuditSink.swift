@@ -11,6 +11,23 @@ public protocol AuditSink: Sendable {
     /// Seals `event` at `time` as the next record and stores it.
     @discardableResult
     func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord
+
+    /// Seals `events` at `time` as the next records, in order, and stores them: the records of
+    /// one call (a `list` of many items writes several). A sink that can stores them together
+    /// (the file sink: one write and one flush); the default appends them one by one.
+    @discardableResult
+    func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord]
+}
+
+extension AuditSink {
+    /// Appends `events` one by one, stopping at the first that cannot be stored.
+    @discardableResult
+    public func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
+        var records: [AuditRecord] = []
+        records.reserveCapacity(events.count)
+        for event in events { records.append(try append(event, at: time)) }
+        return records
+    }
 }
 
 /// Keeps records in memory (tests; see KeygateTesting's `AuditRecorder`).

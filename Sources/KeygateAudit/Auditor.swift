@@ -109,6 +109,7 @@ public struct Auditor: Sendable {
             defer { pending = [] }
             return pending
         }
+        var events: [AuditEvent] = []
         var index = pending.startIndex
         while index < pending.endIndex {
             var event = pending[index]
@@ -123,8 +124,14 @@ public struct Auditor: Sendable {
                 event.more.append(pending[next])
                 next += 1
             }
-            try write(event)
+            events.append(event)
             index = next
+        }
+        // One sink call for the call's records: the file sink writes and flushes them together.
+        if events.count == 1 {
+            try write(events[0])
+        } else if !events.isEmpty {
+            try write(events)
         }
     }
 
@@ -139,6 +146,18 @@ public struct Auditor: Sendable {
         event.executable = executable
         if let key = redactionKey { event = event.redacted(under: key) }
         return event
+    }
+
+    /// Seals and stores `events` together, enforcing the failure policy.
+    private func write(_ events: [AuditEvent]) throws(KeygateError) {
+        do {
+            try sink.append(contentsOf: events, at: clock.now())
+        } catch {
+            guard isRequired else { return }
+            throw KeygateError(
+                .io,
+                "the audit record could not be written, so the \(events[0].kind.rawValue) was denied: \(error.message)")
+        }
     }
 
     /// Seals and stores `event`, enforcing the failure policy.

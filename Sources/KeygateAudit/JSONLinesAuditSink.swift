@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 public import KeygatePolicy
 import Synchronization
@@ -25,11 +26,15 @@ import Synchronization
 ///   an acknowledged record survives `kill -9` and power loss. The head is not flushed: after
 ///   a power loss it may be behind the trail, and the next append (or `keygate audit repair`)
 ///   brings it forward with a ``AuditEvent/Kind/recover`` record; nothing is lost.
-/// - ``Durability/groupCommit(records:)`` flushes once every N records and when the sink is
+/// - ``Durability/groupCommit(records:)`` flushes once every N records, on a background queue
+///   (the append that makes N does not wait for the disk; at most one flush is in flight, so
+///   an append waits only when the previous flush has not finished), and when the sink is
 ///   released with records pending: much faster for many decisions in one process, and a
 ///   crash of the process alone loses nothing (the bytes are in the page cache), but a power
-///   loss can lose the last unflushed records, and can leave the head out of step with the
-///   trail, which then stops further auditing until `keygate audit verify` has been looked at.
+///   loss can lose the records not yet flushed (at most 2N−1), and can leave the head out of
+///   step with the trail, which then stops further auditing until `keygate audit verify` has
+///   been looked at. A background flush that fails makes the next append flush synchronously,
+///   and fail (`errSecIO`) while flushing still fails.
 ///
 /// Tamper evidence, not tamper proof: the chain shows a record deleted, edited or reordered
 /// by someone who did not also rewrite everything after it and the head. Whoever can rewrite
@@ -91,6 +96,16 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     private let state = Mutex(State())
+    /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
+    private let flusher: DispatchQueue?
+    /// Why the last background flush failed, until a synchronous one succeeds.
+    private let flushFailure = FlushFailure()
+
+    /// Shared with the background flushes (which never hold the sink itself, so releasing the
+    /// sink never waits on its own queue).
+    private final class FlushFailure: Sendable {
+        let reason = Mutex<String?>(nil)
+    }
 
     /// A sink appending to `path` (created 0600 on first use).
     ///
@@ -111,6 +126,11 @@ public final class JSONLinesAuditSink: AuditSink {
         self.durability = durability
         self.anchors = anchors
         self.privacy = privacy
+        if case .groupCommit = durability {
+            flusher = DispatchQueue(label: "keygate.audit.flush")
+        } else {
+            flusher = nil
+        }
     }
 
     deinit {
@@ -120,9 +140,10 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// Forces every record written so far to the disk (nothing to do when none is pending).
     public func flush() {
+        flusher?.sync {}
         state.withLock { state in
             guard state.pending > 0, state.trail >= 0 else { return }
-            if fsync(state.trail) == 0 { state.pending = 0 }
+            if Self.sync(state.trail, path: path) { state.pending = 0 }
         }
     }
 
@@ -131,10 +152,22 @@ public final class JSONLinesAuditSink: AuditSink {
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        guard let record = try write(event, at: time).record else {
+        guard let record = try write([event], at: time).records.last else {
             throw KeygateError(.internalError, "the audit record was not written")
         }
         return record
+    }
+
+    /// Seals and appends the records together: one `write`, and (as the durability says) one
+    /// `fsync`, head and anchor for all of them. All are written or none is.
+    @discardableResult
+    public func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
+        guard !events.isEmpty else { return [] }
+        let records = try write(events, at: time).records
+        guard records.count == events.count else {
+            throw KeygateError(.internalError, "the audit records were not written")
+        }
+        return records
     }
 
     /// Brings the head forward over records written past it (a crash or a failed head write),
@@ -149,16 +182,17 @@ public final class JSONLinesAuditSink: AuditSink {
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
-        try write(nil, at: time, restartingAnchor: restartingAnchor, reread: true).repair
+        try write([], at: time, restartingAnchor: restartingAnchor, reread: true).repair
     }
 
-    /// Appends `event` (when given) under the locks, after a recovery record when one is due.
+    /// Appends `events` under the locks, after a recovery record when one is due.
+    /// - Returns: the records of `events`, and the repair when one was made.
     private func write(
-        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
-    ) throws(KeygateError) -> (record: AuditRecord?, repair: AuditRepair?) {
-        try state.withLock { (state: inout State) throws(KeygateError) -> (AuditRecord?, AuditRepair?) in
+        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
+    ) throws(KeygateError) -> (records: [AuditRecord], repair: AuditRepair?) {
+        try state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
             do throws(KeygateError) {
-                return try write(event, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
+                return try write(events, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
             } catch {
                 // Whatever failed, read the trail again next time rather than trust what is held.
                 state.size = -1
@@ -168,8 +202,8 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     private func write(
-        _ event: AuditEvent?, at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
-    ) throws(KeygateError) -> (AuditRecord?, AuditRepair?) {
+        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
+    ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
         defer { flock(state.trail, LOCK_UN) }
         var loaded: Loaded?
@@ -200,18 +234,14 @@ public final class JSONLinesAuditSink: AuditSink {
                 staleHead: repair?.staleHead ?? before, recovered: repair?.recovered ?? 0, record: record.sequence,
                 tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true)
         }
-        var record: AuditRecord?
-        if let event {
-            let sealed = head.seal(event, at: time)
-            records.append(sealed)
-            record = sealed
-        }
+        let sealedFrom = records.count
+        for event in events { records.append(head.seal(event, at: time)) }
         guard !records.isEmpty else {
             if let anchors, loaded?.anchor != head {
                 guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
             }
-            return (nil, nil)
+            return ([], nil)
         }
         var bytes: [UInt8] = []
         for record in records {
@@ -228,21 +258,75 @@ public final class JSONLinesAuditSink: AuditSink {
         try append(bytes, to: state.trail, size: state.size)
         state.size += off_t(bytes.count)
         state.pending += records.count
-        let sync: Bool =
-            switch durability {
-            case .eachRecord: true
-            case .groupCommit(let count): state.pending >= max(count, 1)
-            }
+        let failedBefore = flushFailure.reason.withLock { $0 }
+        var sync: Bool
+        var background = false
+        switch durability {
+        case .eachRecord: sync = true
+        case .groupCommit(let count):
+            sync = state.pending >= max(count, 1) || failedBefore != nil
+            background = sync && failedBefore == nil
+        }
+        if sync && background, let flusher {
+            // The flush runs off this call; the anchor is saved after it, there.
+            sync = false
+            flushInBackground(flusher, head: head, state: &state)
+        }
         if sync {
-            guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
+            guard Self.sync(state.trail, path: path) else {
+                throw failure("cannot flush \(path)" + (failedBefore.map { " (an earlier flush: \($0))" } ?? ""))
+            }
             state.pending = 0
         }
         try writeHead(head, state: &state)
         state.head = head
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
-        return (record, repair)
+        if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
+        return (Array(records[sealedFrom...]), repair)
     }
+
+    /// Starts flushing the trail (as far as `head`) on `flusher`, after waiting for the flush
+    /// before it: at most one is in flight. The anchor is saved once the flush succeeded; a
+    /// failure is kept for the next append, which then flushes synchronously.
+    private func flushInBackground(_ flusher: DispatchQueue, head: AuditHead, state: inout State) {
+        flusher.sync {}
+        let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
+        guard descriptor >= 0 else {
+            flushFailure.reason.withLock { $0 = "cannot duplicate the trail's descriptor" }
+            return
+        }
+        state.pending = 0
+        let anchors = anchors
+        let path = path
+        let failure = flushFailure
+        flusher.async {
+            defer { close(descriptor) }
+            guard Self.sync(descriptor, path: path) else {
+                let reason = String(cString: strerror(errno))
+                failure.reason.withLock { $0 = reason }
+                return
+            }
+            do throws(KeygateError) {
+                try anchors?.saveAuditAnchor(head, for: path)
+            } catch {
+                failure.reason.withLock { $0 = "cannot save the anchor: \(error.message)" }
+            }
+        }
+    }
+
+    /// `fsync`s the trail open at `descriptor` (false on failure, or a test fault).
+    private static func sync(_ descriptor: Int32, path: String) -> Bool {
+        if failingFlushes.withLock({ !$0.isEmpty && $0.contains(path) }) {
+            errno = EIO
+            return false
+        }
+        return fsync(descriptor) == 0
+    }
+
+    /// Trails whose flushes fail (`EIO`), to prove what a failed group-commit flush leaves.
+    /// Tests only: a fault can only make auditing, and so the decision, fail.
+    static let failingFlushes = Mutex<Set<String>>([])
 
     /// Opens the trail when needed and locks it (`flock`), reopening it when the path now
     /// names another file (removed, replaced).

@@ -25,13 +25,26 @@ extension SQLiteItemStore: AuditAnchorStore {
     }
 
     /// Saves `head` as the anchor of the trail at `trail`, in one transaction.
+    ///
+    /// The transaction is committed with `synchronous = NORMAL` (the WAL is written, not
+    /// `fsync`ed), then the connection goes back to `FULL` for item writes: the anchor survives
+    /// `kill -9` at once, and a power loss at worst takes it back to an earlier save (it lags,
+    /// which is never tampering), so it costs no second `fsync` per flush of the trail. The next
+    /// item write (or checkpoint) makes it durable with its own `fsync`.
     public func saveAuditAnchor(_ head: AuditHead, for trail: String) throws(KeygateError) {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            try connection.transaction { () throws(KeygateError) in
-                try connection.statement("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([
-                    .text(Self.anchorName(trail)), .text(head.line),
-                ])
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            do throws(KeygateError) {
+                try connection.transaction { () throws(KeygateError) in
+                    try connection.statement("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([
+                        .text(Self.anchorName(trail)), .text(head.line),
+                    ])
+                }
+            } catch {
+                try connection.execute("PRAGMA synchronous = FULL")
+                throw error
             }
+            try connection.execute("PRAGMA synchronous = FULL")
         }
     }
 }

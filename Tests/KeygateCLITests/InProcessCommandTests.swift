@@ -140,6 +140,27 @@ import Testing
         #expect(await cli.run(["list", "-s", "none"]).stdout.isEmpty)
     }
 
+    /// Issue 10 point 2: `list` writes its lines in chunks of about 64 KiB, not one write per
+    /// item, and every item still comes out once, on a line of its own.
+    @Test func listWritesLinesInChunks() async throws {
+        let cli = try InProcessCLI()
+        let count = 600
+        let padding = String(repeating: "p", count: 120)
+        for index in 0..<count {
+            let added = await cli.run(["add", "-s", "svc-\(index)-" + padding, "-a", "me"], stdin: [1])
+            #expect(added.status == .success)
+        }
+        let result = await cli.run(["list"])
+        #expect(result.status == .success)
+        #expect(result.stdout.count > 65_536, "long enough for several chunks")
+        #expect(result.stdout.last == 10)
+        let lines = result.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == count)
+        #expect(Set(lines).count == count)
+        #expect(lines.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") })
+        #expect(result.writes <= result.stdout.count / 65_536 + 1)
+    }
+
     @Test func exitStatusesFollowTheStatus() async throws {
         let cli = try InProcessCLI()
         let missing = await cli.run(["get", "-s", "api", "-a", "me"])

@@ -69,8 +69,20 @@ package indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// Appends `text` as a JSON string literal (quoted and escaped as ``rendered`` does), for
+    /// callers that lay out a fixed shape of object without building a tree of values.
+    package static func appendQuoted(_ text: String, to out: inout String) {
+        quote(text, into: &out)
+    }
+
     private static func quote(_ text: String, into out: inout String) {
         out += "\""
+        // Nothing to escape (the usual case): the text goes in whole, not scalar by scalar.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

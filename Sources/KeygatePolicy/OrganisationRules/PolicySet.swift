@@ -56,7 +56,14 @@ public struct PolicySet: Sendable {
         var violations: [String] = []
         var effective: [String] = []
         var notes: [String] = []
-        let itemSituations = request.accessControl.map(StrengthAnalysis.allowedSituations)
+        // Worked out only when a matching rule sets a minimum (most requests meet none).
+        var situations: StrengthAnalysis.SituationSet??
+        func itemSituations() -> StrengthAnalysis.SituationSet? {
+            if let situations { return situations }
+            let computed = request.accessControl.map(StrengthAnalysis.allowedSituations)
+            situations = .some(computed)
+            return computed
+        }
         for position in index.candidates(for: request) {
             let compiled = self.compiled[position]
             guard compiled.matches(request) else { continue }
@@ -69,7 +76,7 @@ public struct PolicySet: Sendable {
                     if forbidding.last != rule.name { forbidding.append(rule.name) }
                 case .atLeast:
                     let text = PolicyPrinter.minimumText(clause.effect)
-                    if let itemSituations, let minimum = compiled.minimums[clauseIndex] {
+                    if let minimum = compiled.minimums[clauseIndex], let itemSituations = itemSituations() {
                         if itemSituations.isSubset(of: minimum) {
                             notes.append("rule '\(rule.name)' requires at least \"\(text)\": met")
                         } else {

@@ -16,6 +16,8 @@ enum ItemJSON {
     /// JSON text with every non-ASCII character escaped (UTF-16 units, as JSON spells them).
     /// Outside strings JSON text is ASCII, so only string contents change.
     static func asciiOnly(_ json: String) -> String {
+        // Most lines are ASCII already: returned as they are, without a copy.
+        if json.utf8.allSatisfy({ $0 < 0x80 }) { return json }
         var out = ""
         for scalar in json.unicodeScalars {
             if scalar.isASCII {
@@ -30,19 +32,29 @@ enum ItemJSON {
         return out
     }
 
-    private static func render(_ attributes: ItemAttributes) -> String {
+    /// The attributes as one JSON object, laid out straight into text (a list renders one per
+    /// item): the same text as ``JSONValue/rendered`` gives for these members in this order.
+    static func render(_ attributes: ItemAttributes) -> String {
         let control = attributes.accessControl
-        return JSONValue.object([
-            JSONMember("service", .string(attributes.identity.service)),
-            JSONMember("account", .string(attributes.identity.account)),
-            JSONMember("accessGroup", .string(attributes.identity.accessGroup)),
-            JSONMember("synchronizable", .bool(attributes.identity.synchronizable)),
-            JSONMember("label", attributes.label.map { .string($0) } ?? .null),
-            JSONMember("accessible", .string(control.protection.name)),
-            JSONMember("accessControl", control.flags.isEmpty ? .null : .string(control.flags.description)),
-            JSONMember("text", .string(control.textForm)),
-            JSONMember("created", .number(String(attributes.created.nanoseconds / 1_000_000_000))),
-            JSONMember("modified", .number(String(attributes.modified.nanoseconds / 1_000_000_000))),
-        ]).rendered
+        var out = ""
+        out.reserveCapacity(256)
+        func member(_ key: String, _ text: String?, first: Bool = false) {
+            out += first ? "{\"" : ", \""
+            out += key
+            out += "\": "
+            if let text { JSONValue.appendQuoted(text, to: &out) } else { out += "null" }
+        }
+        member("service", attributes.identity.service, first: true)
+        member("account", attributes.identity.account)
+        member("accessGroup", attributes.identity.accessGroup)
+        out += #", "synchronizable": "# + (attributes.identity.synchronizable ? "true" : "false")
+        member("label", attributes.label)
+        member("accessible", control.protection.name)
+        member("accessControl", control.flags.isEmpty ? nil : control.flags.description)
+        member("text", control.textForm)
+        out += #", "created": "# + String(attributes.created.nanoseconds / 1_000_000_000)
+        out += #", "modified": "# + String(attributes.modified.nanoseconds / 1_000_000_000)
+        out += "}"
+        return out
     }
 }

@@ -28,9 +28,17 @@ struct ListCommand: Command {
                 synchronizable: .any,
                 returnAttributes: true)
             query.matchLimit = .all
+            // Lines go out about 64 KiB at a time, not one write(2) per item.
+            var chunk = ""
             for attributes in try await session.matches(query).compactMap(\.attributes) {
-                context.console.out(ItemJSON.line(attributes))
+                if !chunk.isEmpty { chunk += "\n" }
+                chunk += ItemJSON.line(attributes)
+                if chunk.utf8.count >= 65_536 {
+                    context.console.out(chunk)
+                    chunk = ""
+                }
             }
+            if !chunk.isEmpty { context.console.out(chunk) }
         }
         return .success
     }

@@ -1,0 +1,32 @@
+import KeygatePolicy
+import Testing
+
+@testable import KeygateAudit
+
+/// Issue 10 point 1: the head written on every append is laid out without the JSON renderer,
+/// byte for byte as the renderer lays it out (readers and older writers parse the same line).
+@Suite struct AuditHeadFileTests {
+    private func rendered(_ head: AuditHead) -> [UInt8] {
+        var bytes = Array(head.line.utf8)
+        bytes += [UInt8](repeating: 32, count: max(AuditHeadFile.width - 1 - bytes.count, 0))
+        return bytes + [10]
+    }
+
+    @Test(arguments: [
+        AuditHead(genesis: String(repeating: "0f", count: 32)),
+        AuditHead(genesis: String(repeating: "ab", count: 32), sequence: 9_223_372_036_854_775_807, hash: "Zz09"),
+        // Anything to escape, or too long for the fast path: the renderer's bytes.
+        AuditHead(genesis: #"a"b\c"#, sequence: 3, hash: "é"),
+        AuditHead(genesis: String(repeating: "a", count: 300)),
+    ])
+    func theHeadLineIsTheRenderersLine(_ head: AuditHead) throws {
+        let bytes = AuditHeadFile.bytes(of: head)
+        #expect(bytes == rendered(head))
+        if head.line.utf8.count < AuditHeadFile.width {
+            #expect(bytes.count == AuditHeadFile.width)
+        }
+        var line = bytes[...]
+        while let last = line.last, last == 10 || last == 32 { line = line.dropLast() }
+        #expect(try AuditHead(line: String(decoding: line, as: UTF8.self), file: "head") == head)
+    }
+}
