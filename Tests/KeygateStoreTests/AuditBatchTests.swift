@@ -68,7 +68,7 @@ import Testing
         let sink = JSONLinesAuditSink(path: path)
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         var huge = Self.event(2)
-        huge.reasons = [String(repeating: "r", count: AuditRecord.maximumLineLength)]
+        huge.notes = [.storeFailure(String(repeating: "r", count: AuditRecord.maximumLineLength))]
         #expect(throws: KeygateError.self) {
             try sink.append(contentsOf: [Self.event(1), huge], at: Timestamp(seconds: 2))
         }
