@@ -244,6 +244,8 @@ public final class JSONLinesAuditSink: AuditSink {
             return ([], nil)
         }
         var bytes: [UInt8] = []
+        // One allocation for the whole write (a list's records run to tens of megabytes).
+        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
         for record in records {
             let line = record.line.utf8
             guard line.count <= AuditRecord.maximumLineLength else {

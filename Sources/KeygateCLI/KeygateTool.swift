@@ -1,9 +1,20 @@
+import Dispatch
 import Glibc
 import KeygatePolicy
 
 /// `keygate`: global options, then one command. The executable's `main.swift` is
-/// `await KeygateTool.main()`.
+/// `KeygateTool.start()`.
 public enum KeygateTool {
+    /// Runs ``main()`` from synchronous code and exits with the command's status, without
+    /// starting the concurrency runtime's threads for a command that never suspends (a plain
+    /// `get`: 0.4 ms of start-up): the command runs on the calling thread until it first
+    /// awaits something that is not ready (a prompt), and only then does the main thread hand
+    /// over to Dispatch (the task resumes on the runtime's threads, or on the main queue).
+    public static func start() -> Never {
+        Task.immediate { await main() }
+        dispatchMain()
+    }
+
     /// Runs the process's command line (a credential helper's name, `git-credential-keygate`,
     /// picks its command) and exits with the command's status.
     public static func main() async -> Never {

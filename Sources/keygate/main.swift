@@ -1,3 +1,3 @@
 import KeygateCLI
 
-await KeygateTool.main()
+KeygateTool.start()

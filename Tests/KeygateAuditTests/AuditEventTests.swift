@@ -41,4 +41,23 @@ import Testing
             #expect(error.field.contains("decision"))
         }
     }
+
+    /// Names with nothing to escape go into the line whole; any quote, backslash or control
+    /// character sends the name through the escaping path. Both parse back to the same bytes.
+    @Test(arguments: ["api", "caf\u{E9} \u{7F}", "say \"hi\"", "C:\\dir", "tab\there", "bell\u{7}"])
+    func namesAreEscapedOnlyWhereJSONNeedsIt(_ service: String) throws {
+        let event = AuditEvent(
+            kind: .read, item: ItemIdentity(accessGroup: "g", account: "me", service: service), decision: .allow)
+        let record = Self.record(event)
+        #expect(record.line.contains("\"service\": \"api\"") == (service == "api"))
+        #expect(!record.line.utf8.contains { $0 < 0x20 })
+        #expect(record.line.contains("\\u0007") == service.hasPrefix("bell"))
+        #expect(record.line.contains("\\t") == service.hasPrefix("tab"))
+        #expect(record.line.contains(#"say \"hi\""#) == service.hasPrefix("say"))
+        #expect(record.line.contains(#"C:\\dir"#) == service.hasPrefix("C:"))
+        #expect(record.line.contains("caf\u{E9} \u{7F}") == service.hasPrefix("caf"))
+        let parsed = try AuditRecord(line: record.line, file: "trail", lineNumber: 1)
+        #expect(parsed.event.item?.service == service)
+        #expect(parsed == record)
+    }
 }

@@ -13,6 +13,10 @@
 extension AccessControl {
     /// The canonical text form, for example `aku;od(pkofn(1) cup(true) cbio(pbioc(<>) pbioh(<9f2c…>)));oe(true);odel(true)`.
     public var textForm: String {
+        // The plain item (most of a store): one string, no list of entries to join.
+        if !isPrivateKeyUsage && constraint.kind == .allow && !requiresApplicationPassword {
+            return protection.rawValue + ";dacl(true)"
+        }
         var entries: [String] = []
         let guarded = Self.text(for: constraint)
         if isPrivateKeyUsage {

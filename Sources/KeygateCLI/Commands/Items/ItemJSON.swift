@@ -17,7 +17,11 @@ enum ItemJSON {
     /// Outside strings JSON text is ASCII, so only string contents change.
     static func asciiOnly(_ json: String) -> String {
         // Most lines are ASCII already: returned as they are, without a copy.
-        if json.utf8.allSatisfy({ $0 < 0x80 }) { return json }
+        // (A scan of the contiguous bytes, a tight loop, not the view's iterator.)
+        let ascii: (UInt8) -> Bool = { $0 < 0x80 }
+        if json.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(ascii) }) ?? json.utf8.allSatisfy(ascii) {
+            return json
+        }
         var out = ""
         for scalar in json.unicodeScalars {
             if scalar.isASCII {
