@@ -20,11 +20,14 @@ struct Configuration: Equatable {
     /// Skip `SO_PEERPIDFD` and use the `pidfd_open` fallback (`pidfd-source = pidfd_open`),
     /// for the fallback's tests and kernels where the socket option misbehaves.
     var forcePidfdFallback = false
+    /// Organisation rules and access-group grants (a directory of `.policy` files or one file,
+    /// root-owned); nil: none, every group a caller asks for is its own.
+    var policies: String?
 
     /// Every key the file may set.
     static let keys = [
         "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout",
-        "max-frame-size", "pidfd-source",
+        "max-frame-size", "pidfd-source", "policies",
     ]
 
     /// The defaults.
@@ -68,9 +71,9 @@ struct Configuration: Equatable {
                     throw StartupError("\(place): '\(value)' is not one of logind, unlocked, locked")
                 }
                 deviceState = mode
-            case "enrollment-file":
+            case "enrollment-file", "policies":
                 guard value.hasPrefix("/") else { throw StartupError("\(place): '\(value)' is not an absolute path") }
-                enrollmentFile = value
+                if key == "policies" { policies = value } else { enrollmentFile = value }
             case "max-connections":
                 maximumConnections = try Self.number(value, 1...65_536, place)
             case "max-connections-per-user":

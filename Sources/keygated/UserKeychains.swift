@@ -14,22 +14,27 @@ import Synchronization
 final class UserKeychains: Sendable {
     private let state: StateDirectory
     private let configuration: Configuration
+    private let policies: PolicySet
     private let stores = Mutex<[UInt32: any ItemStore]>([:])
     private let ledgers = Mutex<[UInt32: InMemoryAttemptLedger]>([:])
 
-    init(state: StateDirectory, configuration: Configuration) {
+    init(state: StateDirectory, configuration: Configuration, policies: PolicySet = .empty) {
         self.state = state
         self.configuration = configuration
+        self.policies = policies
     }
 
-    /// The keychain of `identity`'s uid, for a caller that asked for `accessGroups`.
+    /// The keychain of `identity`'s uid, for a caller that asked for `accessGroups`: the
+    /// daemon's rules and grants apply to the caller's executable as the kernel reports it.
     /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
     func keychain(for identity: PeerIdentity, accessGroups: [String]) throws(KeygateError) -> Keychain {
         let store = try store(identity.uid)
         return Keychain(
             store: store, accessGroups: accessGroups,
             authenticator: NoPromptAuthenticator(reason: "the daemon does not relay prompts yet"),
-            device: device(for: identity), attemptLedger: ledger(identity.uid), defaultInteraction: .fail)
+            device: device(for: identity),
+            organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
+            attemptLedger: ledger(identity.uid), defaultInteraction: .fail)
     }
 
     /// The device as the daemon sees it for this caller: the configured mode, the caller's own

@@ -15,8 +15,10 @@ do throws(StartupError) {
         try arguments.config.map { path throws(StartupError) in try Configuration(path: path) }
         ?? Configuration()
     let state = try StateDirectory(path: arguments.stateDirectory)
+    let policies = try DaemonPolicies.load(configuration.policies)
     let server = Server(
-        path: arguments.socket, keychains: UserKeychains(state: state, configuration: configuration),
+        path: arguments.socket,
+        keychains: UserKeychains(state: state, configuration: configuration, policies: policies),
         configuration: configuration,
         forcePidfdFallback: configuration.forcePidfdFallback)
     let fd = try server.listen()
