@@ -67,6 +67,7 @@ let package = Package(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+                "KeygatePAM",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
         .executableTarget(name: "keygated-probe", dependencies: ["KeygateProtocol"], path: "Tests/KeygatedProbe"),

@@ -10,6 +10,8 @@ struct RequestHandler: Sendable {
 
     let identity: PeerIdentity
     let keychains: UserKeychains
+    /// The connection's prompt relay (nil: nobody to ask).
+    var relay: PromptRelay? = nil
 
     /// The reply to `hello`: protocol 1 when the client speaks it, and the keychain for its groups.
     func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
@@ -24,7 +26,7 @@ struct RequestHandler: Sendable {
             return (Message(KeygateError(.param, "access groups must be 1 to 256 bytes, at most 64 of them")), nil)
         }
         do {
-            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups)
+            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups, relay: relay)
             return (.helloReply(version: FrameLimits.version, daemonVersion: Self.daemonVersion), keychain)
         } catch {
             Log.line("uid \(identity.uid): store unavailable: \(error.status)")
