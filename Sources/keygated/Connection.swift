@@ -2,6 +2,7 @@ import Glibc
 import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 import Synchronization
 
 /// One client connection. Its reading thread reads frames with a deadline (the idle timeout,
@@ -53,7 +54,7 @@ final class Connection: Sendable {
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var decoder = FrameDecoder(maximumLength: configuration.maximumFrameLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        defer { SecretBytes.wipe(&buffer) }
+        defer { SecretData.wipe(&buffer) }
         while true {
             var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(configuration.idleTimeoutSeconds * 1000))

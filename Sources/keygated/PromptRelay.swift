@@ -1,6 +1,7 @@
 import Dispatch
 import KeygatePAM
 import KeygateProtocol
+import KeygateStore
 import Synchronization
 
 /// The PAM conversation of one connection, relayed over its socket: a ``PassphraseSource``
@@ -9,7 +10,7 @@ import Synchronization
 /// request's `promptAnswer`, its `cancel`, the client's disconnect, or `prompt-timeout`.
 ///
 /// - an answer goes to PAM (copied once into a wiped-on-release ``Passphrase``; the frame's
-///   ``SecretBytes`` are wiped when released);
+///   ``SecretData`` are wiped when released);
 /// - a cancel or a disconnect answers nil: the module aborts, the transaction ends (`pam_end`)
 ///   and the request is `errSecUserCanceled`; every later prompt of that request is refused
 ///   at once;
@@ -91,7 +92,7 @@ final class PromptRelay: PassphraseSource {
 
     /// A `promptAnswer` arrived (the sequence check already matched it to the outstanding
     /// prompt). A late answer, after a timeout, is dropped and wiped.
-    func deliver(_ answer: SecretBytes?) {
+    func deliver(_ answer: SecretData?) {
         let passphrase = answer.map { bytes in bytes.withUnsafeBytes { Passphrase(bytes: $0) } }
         state.withLock { state in
             guard let waiting = state.waiting, state.delivery == nil else { return }

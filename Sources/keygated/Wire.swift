@@ -1,6 +1,7 @@
 import Glibc
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 import Synchronization
 
 /// The writing side of one connection and its order check, shared by the connection's
@@ -65,7 +66,7 @@ final class Wire: Sendable {
             let tooLarge = KeygateError(.allocate, "the reply exceeds the frame limit; ask for fewer items")
             return send(Message(tooLarge), requestID: requestID)
         }
-        defer { SecretBytes.wipe(&bytes) }
+        defer { SecretData.wipe(&bytes) }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in

@@ -1,20 +1,31 @@
 import Glibc
+import Keygate
 import KeygateProtocol
+import KeygateStore
 
 // The probe's relay modes, for the daemon's prompt-relay tests:
-//   relay answer SERVICE ACCOUNT ANSWER   answers every prompt with ANSWER
+//   relay answer SERVICE ACCOUNT ANSWER [REUSE]   answers every prompt with ANSWER; the read asks
+//                                                 for a reuse window of REUSE seconds (default 0)
 //   relay cancel SERVICE ACCOUNT          sends cancel at the first prompt
 //   relay silent SERVICE ACCOUNT          never answers (waits for the daemon's verdict)
 //   relay hang SERVICE ACCOUNT            prints "hanging pid=N" at the first prompt and sleeps until killed
-// Each prints "prompt STYLE TEXT" per prompt frame, then the value, or "error STATUS MESSAGE"
+//   lock                                  sends lock; prints "ok"
+// Each relay mode prints "prompt STYLE TEXT" per prompt frame, then the value, or "error STATUS MESSAGE"
 // (exit 1), or "connection closed" (exit 2).
 
 enum RelayModes {
     /// Runs `command` when it is a relay mode; false for any other command.
     static func run(_ command: String, _ rest: [String], _ client: inout Client) -> Bool {
+        if command == "lock" {
+            _ = client.request(.lock)
+            print("ok")
+            return true
+        }
         guard command == "relay", rest.count >= 3 else { return false }
         var relay = RelayClient(fd: client.fd, nextID: client.nextID)
-        relay.read(mode: rest[0], service: rest[1], account: rest[2], answer: rest.count > 3 ? rest[3] : nil)
+        relay.read(
+            mode: rest[0], service: rest[1], account: rest[2], answer: rest.count > 3 ? rest[3] : nil,
+            reuse: rest.count > 4 ? UInt32(rest[4]) ?? 0 : 0)
         return true
     }
 }
@@ -60,10 +71,10 @@ struct RelayClient {
         }
     }
 
-    mutating func read(mode: String, service: String, account: String, answer: String?) {
+    mutating func read(mode: String, service: String, account: String, answer: String?, reuse: UInt32) {
         let id = nextID
         nextID += 1
-        send(.copyMatching(QueryPayload(service: service, account: account, returnData: true)), id: id)
+        send(.copyMatching(ItemQuery(service: service, account: account, returnData: true), reuseSeconds: reuse), id: id)
         while true {
             switch next() {
             case .prompt(let style, let text):
@@ -71,7 +82,7 @@ struct RelayClient {
                 fflush(nil)
                 guard style == .echoOff || style == .echoOn else { continue }
                 switch mode {
-                case "answer": send(.promptAnswer(SecretBytes(bytes: Array((answer ?? "").utf8))), id: id)
+                case "answer": send(.promptAnswer(SecretData(bytes: Array((answer ?? "").utf8))), id: id)
                 case "cancel": send(.cancel, id: id)
                 case "hang":
                     print("hanging pid=\(getpid())")
