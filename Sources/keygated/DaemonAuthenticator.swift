@@ -31,7 +31,8 @@ struct DaemonAuthenticator: Authenticator {
         -> AuthenticationOutcome
     {
         let scope = relay.scope
-        let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: scope?.terminal)
+        let terminal = scope.flatMap { CallerTerminal.read(pid: identity.pid, pidfd: $0.pidfd) }
+        let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
         if let key {
             if context.state.device.isLocked {
                 proofs.clear(uid: key.uid, session: key.session)
@@ -56,7 +57,7 @@ struct DaemonAuthenticator: Authenticator {
         do {
             authenticator = try PAMAuthenticator(
                 configuration: configuration, source: relay, user: user,
-                caller: PAMCaller(terminal: scope?.terminal?.name, remoteUser: user))
+                caller: PAMCaller(terminal: terminal?.name, remoteUser: user))
         } catch {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }

@@ -18,6 +18,8 @@ import Testing
         #expect(read.status == 0, "\(read.output)")
         #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
         #expect(read.lines.last == "the-value")
+        // The answer went to PAM only: never to the daemon's log.
+        #expect(!world.daemon.log.contains("pass-a"), "\(world.daemon.log)")
     }
 
     @Test func anotherUsersPassphraseOrAWrongOneIsErrSecAuthFailed() throws {
