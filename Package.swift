@@ -116,6 +116,7 @@ let package = Package(
             name: "KeygatedTests",
             dependencies: [
                 "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
+                "KeygateClient", "KeygateTesting",
             ]),
     ],
     swiftLanguageModes: [.v6]
