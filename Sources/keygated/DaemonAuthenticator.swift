@@ -69,6 +69,30 @@ struct DaemonAuthenticator: Authenticator {
         return outcome
     }
 
+    /// A context holding every proof remembered for the caller's key within the request's
+    /// window, for the facade to evaluate with before anything is asked (so a request that may
+    /// not prompt is served by a proof it may reuse, as with Apple's reused `LAContext`); nil
+    /// when the request asks for no window, the caller has no key, nothing is remembered, or
+    /// `device` reports the screen locked (which forgets the session's proofs).
+    func reuseContext(device: (any DeviceStateSource)?) -> AuthenticationContext? {
+        guard let scope = relay.scope, scope.reuseSeconds > 0,
+            let terminal = CallerTerminal.read(pid: identity.pid, pidfd: scope.pidfd),
+            let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
+        else { return nil }
+        let now = SystemClock().now()
+        let found = [Factor.passcode, .biometry].compactMap {
+            proofs.reusable($0, key: key, window: scope.reuseSeconds, now: now)
+        }
+        guard !found.isEmpty else { return nil }
+        if device?.snapshot(readingBiometry: false).device.isLocked ?? false {
+            proofs.clear(uid: key.uid, session: key.session)
+            return nil
+        }
+        var state = AuthenticationState(reuseSeconds: scope.reuseSeconds)
+        for proof in found { state.proofs.record(proof) }
+        return AuthenticationContext(state: state)
+    }
+
     /// The first alternative of `requirement` whose factors all have a remembered proof within
     /// `window`: those proofs are put in the context (with the window) and count as proved.
     private func reuse(_ requirement: Requirement, key: ProofCache.Key, window: Int, context: AuthenticationContext)
