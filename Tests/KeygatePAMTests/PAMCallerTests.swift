@@ -1,3 +1,4 @@
+import Glibc
 import KeygatePAM
 import KeygatePolicy
 import KeygateTesting
@@ -39,5 +40,17 @@ import Testing
         #expect(other.user == "kg-nobody-\(world.user)")
         let outcome = await other.prove(.passcode, prompt: "Read", context: AuthenticationContext())
         #expect(outcome.status == .authFailed, "\(outcome)")
+    }
+}
+
+/// The broker's account lookup: by uid, never by a name a client gives.
+@Suite struct PeerAccountTests {
+    @Test func aUidWithAnEntryHasItsName() throws {
+        #expect(try ProcessOwner.userName(of: 0) == "root")
+        #expect(try ProcessOwner.userName(of: geteuid()) == (try ProcessOwner.userName()))
+    }
+
+    @Test func aUidWithoutAnEntryIsNotAvailable() throws {
+        #expect(throws: KeygateError(.notAvailable, "")) { try ProcessOwner.userName(of: 61_999) }
     }
 }
