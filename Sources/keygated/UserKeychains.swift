@@ -1,3 +1,4 @@
+import Glibc
 import Keygate
 import KeygateLinux
 import KeygatePAM
@@ -77,6 +78,8 @@ final class UserKeychains: Sendable {
         var environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
         if let session { environment["XDG_SESSION_ID"] = session }
         if let file = configuration.enrollmentFile { environment["KEYGATE_ENROLLMENT_FILE"] = file }
+        // The daemon's own environment (its unit's), never a client's: which system bus holds logind.
+        if let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") { environment["DBUS_SYSTEM_BUS_ADDRESS"] = String(cString: bus) }
         return LinuxDevice(
             mode: configuration.deviceState, environment: environment,
             onWarning: { Log.line("uid \(uid): \($0)") })

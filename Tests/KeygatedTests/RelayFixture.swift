@@ -17,9 +17,9 @@ final class RelayFixture {
 
     let daemon: DaemonFixture
 
-    /// A daemon with `extra` configuration lines (after `device-state = unlocked`).
-    init(config extra: String = "") throws {
-        daemon = try DaemonFixture(config: "device-state = unlocked\n" + extra)
+    /// A daemon with `extra` configuration lines (after `device-state = DEVICESTATE`).
+    init(config extra: String = "", deviceState: String = "unlocked") throws {
+        daemon = try DaemonFixture(config: "device-state = \(deviceState)\n" + extra)
         let pam = daemon.directory + "/pam"
         let services = pam + "/services"
         try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
