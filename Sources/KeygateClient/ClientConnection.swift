@@ -69,6 +69,8 @@ final class ClientConnection: Sendable {
         } onCancel: {
             self.cancel(token: token)
         }
+        // A cancel that came after the exchange ended left the token behind.
+        state.withLock { _ = $0.cancelledEarly.remove(token) }
         return try result.get()
     }
 
@@ -93,7 +95,7 @@ final class ClientConnection: Sendable {
     /// The socket, connecting and saying hello first when there is none.
     private func connected() throws(KeygateError) -> ClientSocket {
         if let socket = state.withLock({ $0.socket }) { return socket }
-        let socket = try ClientSocket(path: path)
+        let socket = try ClientSocket(path: path, timeout: replyTimeout)
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
