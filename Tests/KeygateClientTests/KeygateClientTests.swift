@@ -148,8 +148,12 @@ import Testing
 
     @Test func aDaemonThatGoesAwayIsNotAvailableAndTheNextCallConnectsAgain() async throws {
         let daemon = try ScriptedDaemon(connections: 2) { peer in
-            try peer.greet()
+            // Each connection starts its own sequence of ids: hello 1, then 2.
+            let hello = try peer.receive()
+            #expect(hello.id == 1)
+            try peer.send(.helloReply(version: 1, daemonVersion: "scripted"), id: hello.id)
             let request = try peer.receive()
+            #expect(request.id == 2)
             if request.message == .lock {
                 try peer.send(.done, id: request.id)
             }
