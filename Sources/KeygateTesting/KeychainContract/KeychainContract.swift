@@ -22,25 +22,32 @@ public enum KeychainContract {
 
     /// What the contract checks, one case each.
     public enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
-        /// An added item reads back: its value, and its attributes without the value.
+        /// An added item reads back: its value, and its attributes without the value (spec §7.3).
         case addAndRead
-        /// A second add of the same identity is `errSecDuplicateItem` and changes nothing.
+        /// A second add of the same identity is `errSecDuplicateItem` and changes nothing; the
+        /// identity is service, account, group and sync flag (spec §7.1, §7.2).
         case duplicateAdd
-        /// Reads return one item by default, at most a count, or all; a count below 1 is `errSecParam`.
+        /// Reads return one item by default, at most a count, or all; a count below 1 is
+        /// `errSecParam` (spec §7.3).
         case matchLimits
-        /// Queries match non-synchronizable items unless they ask for synchronizable or any.
+        /// Queries match non-synchronizable items unless they ask for synchronizable or any; an
+        /// access control or a ThisDeviceOnly class on a synchronizable item is `errSecParam`
+        /// (spec §7.2, §7.3).
         case synchronizable
-        /// Updates change values and attributes of every match, all or nothing.
+        /// Updates change values and attributes of every match, all or nothing (spec §7.4).
         case update
-        /// Deletes remove every match; nothing left is `errSecItemNotFound`.
+        /// Deletes remove every match; nothing left is `errSecItemNotFound` (spec §7.5).
         case delete
         /// Reading, updating or deleting what is not there is `errSecItemNotFound`.
         case notFound
-        /// Request shapes Apple refuses are `errSecParam` or `errSecNoSuchAttr` and change nothing.
+        /// Request shapes Apple refuses are `errSecParam` or `errSecNoSuchAttr` and change nothing
+        /// (spec §5, §6.1, §7.4, §7.5).
         case invalidRequests
-        /// Other groups are `errSecMissingEntitlement`; other callers' items are invisible.
+        /// Other groups are `errSecMissingEntitlement`; other callers' items are invisible
+        /// (spec §6.1).
         case entitlements
-        /// A protected item is never read without a proof: `fail` refuses, `skip` leaves it out.
+        /// A protected item is never read without a proof: `fail` refuses, `skip` leaves it out;
+        /// its attributes and its deletion need none (spec §5, §7.3, §7.5).
         case noPromptNoValue
         /// ``Keygate/CredentialStore``'s save, read and delete over the keychain.
         case credentialStore
