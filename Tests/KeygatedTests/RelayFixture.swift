@@ -18,7 +18,8 @@ final class RelayFixture {
     let daemon: DaemonFixture
 
     /// A daemon with `extra` configuration lines (after `device-state = DEVICESTATE`).
-    init(config extra: String = "", deviceState: String = "unlocked") throws {
+    /// With `chatty`, the `keygate` service first sends one info and one error message (pam_chatty).
+    init(config extra: String = "", deviceState: String = "unlocked", chatty: Bool = false) throws {
         daemon = try DaemonFixture(config: "device-state = \(deviceState)\n" + extra)
         let pam = daemon.directory + "/pam"
         let services = pam + "/services"
@@ -38,7 +39,8 @@ final class RelayFixture {
         let matrix =
             "auth required \(Self.modules)/pam_matrix.so passdb=\(pam)/passdb\n"
             + "account required \(Self.modules)/pam_matrix.so passdb=\(pam)/passdb\n"
-        try ("auth requisite pam_succeed_if.so quiet ruser in \(users)\n" + matrix)
+        let messages = chatty ? "auth required \(Self.modules)/pam_chatty.so num_lines=1 info error\n" : ""
+        try ("auth requisite pam_succeed_if.so quiet ruser in \(users)\n" + messages + matrix)
             .write(toFile: services + "/keygate", atomically: true, encoding: .utf8)
         try "auth required pam_deny.so\naccount required pam_deny.so\n"
             .write(toFile: services + "/other", atomically: true, encoding: .utf8)
@@ -50,6 +52,27 @@ final class RelayFixture {
             "NSS_WRAPPER_PASSWD": pam + "/passwd",
             "NSS_WRAPPER_GROUP": pam + "/group",
         ]
+    }
+
+    /// Stops the daemon and removes the runtime directories pam_wrapper made for this fixture's
+    /// daemons (`/tmp/pam.X` holding a copy of this fixture's services): a daemon stopped by a
+    /// signal never removes its own, and pam_wrapper's reuse of stale slots races between
+    /// processes starting at the same time.
+    deinit {
+        daemon.stop()
+        let mine = daemon.directory + "/pam/"
+        for slot in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where slot.hasPrefix("pam.") {
+            let path = "/tmp/" + slot
+            guard let service = try? String(contentsOfFile: path + "/keygate", encoding: .utf8),
+                service.contains(mine)
+            else { continue }
+            if let pid = (try? String(contentsOfFile: path + "/pid", encoding: .utf8)).flatMap({
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }), kill(pid, 0) == 0 {
+                continue
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Adds a `userPresence` item `service`/`account` = `value` for `uid`.
