@@ -17,6 +17,7 @@ final class UserKeychains: Sendable {
     private let policies: PolicySet
     private let stores = Mutex<[UInt32: any ItemStore]>([:])
     private let ledgers = Mutex<[UInt32: InMemoryAttemptLedger]>([:])
+    private let trails = Mutex<[UInt32: UserAuditTrail]>([:])
 
     init(state: StateDirectory, configuration: Configuration, policies: PolicySet = .empty) {
         self.state = state
@@ -34,7 +35,26 @@ final class UserKeychains: Sendable {
             authenticator: NoPromptAuthenticator(reason: "the daemon does not relay prompts yet"),
             device: device(for: identity),
             organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
-            attemptLedger: ledger(identity.uid), defaultInteraction: .fail)
+            attemptLedger: ledger(identity.uid), defaultInteraction: .fail,
+            auditor: try trail(identity.uid).auditor(for: identity))
+    }
+
+    /// The uid's audit trail beside its store (anchored in it), one per uid, shared by all of
+    /// its connections (``UserAuditTrail``).
+    /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
+    func trail(_ uid: UInt32) throws(KeygateError) -> UserAuditTrail {
+        let store = try store(uid)
+        return try trails.withLock { trails throws(KeygateError) -> UserAuditTrail in
+            if let trail = trails[uid] { return trail }
+            guard let anchors = store as? any AuditAnchorStore else {
+                throw KeygateError(.internalError, "the store of uid \(uid) keeps no audit anchor")
+            }
+            let trail = UserAuditTrail(
+                uid: uid, directory: state.userDirectoryPath(uid), anchors: anchors,
+                maximumFrameLength: configuration.maximumFrameLength)
+            trails[uid] = trail
+            return trail
+        }
     }
 
     /// The device as the daemon sees it for this caller: the configured mode, the caller's own

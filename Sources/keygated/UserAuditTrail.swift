@@ -1,0 +1,205 @@
+import Glibc
+import Keygate
+import KeygateLinux
+import KeygatePolicy
+import KeygateStore
+import Synchronization
+
+/// The audit trail of one uid: `users/<uid>/audit.jsonl` and its head `audit.jsonl.head`, beside
+/// the uid's store (root-owned, 0600 in a 0700 directory), its anchor kept in that store.
+///
+/// One per uid, shared by all of the uid's connections: every record goes through ``append(_:at:)``
+/// under one lock, so concurrent connections never interleave or fork the chain, and each is
+/// `fsync`ed before the decision it records takes effect (``JSONLinesAuditSink/Durability/eachRecord``):
+/// an acknowledged decision's record survives `kill -9` of the daemon.
+///
+/// A record that cannot be written denies the decision (the connection's ``Auditor`` is
+/// required) and is logged. A trail someone else replaced, cut back or edited no longer chains
+/// from its head or reaches its anchor: the sink refuses to append to it (never starting a new
+/// one), so every audited request of that uid answers `errSecIO` until an administrator looks at
+/// it (`keygate --embedded --store DIR/users/<uid>/items.db audit verify|repair`, as root).
+/// What a client is told never names a path.
+final class UserAuditTrail: AuditSink {
+    let uid: UInt32
+    /// The trail file.
+    let path: String
+    private let directory: String
+    private let sink: JSONLinesAuditSink
+    private let anchors: any AuditAnchorStore
+    /// Held while records are appended, and while a reader takes its snapshot.
+    private let lock = Mutex(())
+    /// The largest reply frame, for ``show(limit:)``.
+    private let maximumFrameLength: Int
+
+    /// The trail of `uid` in `directory` (the uid's state directory), anchored in `anchors`.
+    init(uid: UInt32, directory: String, anchors: any AuditAnchorStore, maximumFrameLength: Int) {
+        self.uid = uid
+        self.directory = directory
+        self.path = directory + "/audit.jsonl"
+        self.anchors = anchors
+        self.sink = JSONLinesAuditSink(path: path, durability: .eachRecord, anchors: anchors)
+        self.maximumFrameLength = maximumFrameLength
+    }
+
+    /// The auditor of one connection: records written here, each naming the daemon as the
+    /// process that decided and `identity` (the kernel's view of the peer) as the caller.
+    func auditor(for identity: PeerIdentity) -> Auditor {
+        Auditor(
+            sink: self, isRequired: true, executable: CurrentProcess.executable,
+            caller: AuditCaller(
+                userID: identity.uid, processID: identity.pid, executable: identity.executable,
+                session: identity.session))
+    }
+
+    /// Seals and appends one record, durably, under the uid's lock.
+    @discardableResult
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        try lock.withLock { _ throws(KeygateError) -> AuditRecord in
+            do throws(KeygateError) {
+                return try sink.append(event, at: time)
+            } catch {
+                throw refused(error, event)
+            }
+        }
+    }
+
+    /// Seals and appends the records of one call together, durably, under the uid's lock.
+    @discardableResult
+    func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
+        try lock.withLock { _ throws(KeygateError) -> [AuditRecord] in
+            do throws(KeygateError) {
+                return try sink.append(contentsOf: events, at: time)
+            } catch {
+                throw refused(error, events.first ?? AuditEvent(kind: .evaluate, decision: .deny))
+            }
+        }
+    }
+
+    /// Logs why a record was not written (paths and statuses, never an item or a value) and
+    /// gives the error the client sees: `errSecIO`, without a path.
+    private func refused(_ error: KeygateError, _ event: AuditEvent) -> KeygateError {
+        let pid = event.caller.map { " pid \($0.processID)" } ?? ""
+        Log.line("uid \(uid)\(pid): audit record not written, the \(event.kind.rawValue) is denied: \(error.message)")
+        return KeygateError(.io, "the daemon's audit trail for uid \(uid) refuses records: \(scrubbed(error.message))")
+    }
+
+    /// `text` with every path of this trail replaced by what it is.
+    func scrubbed(_ text: String) -> String {
+        text.replacing(sink.headPath, with: "the trail's head").replacing(path, with: "the trail")
+            .replacing(directory + "/items.db", with: "the store").replacing(directory, with: "the state directory")
+    }
+
+    // MARK: - Reading
+
+    /// The newest `limit` records (0: all), oldest first, each the line as written. A partial
+    /// last line (a crash during a write) is not a record and is left out.
+    /// - Throws: `errSecAllocate` when they do not fit in one reply frame (ask for fewer);
+    ///   `errSecIO` when the trail cannot be read.
+    func show(limit: UInt32) throws(KeygateError) -> [String] {
+        guard let snapshot = try self.snapshot(readingHead: false) else { return [] }
+        defer { close(snapshot.descriptor) }
+        // The reply: frame header, list count, then a count and the bytes of each line.
+        let budget = maximumFrameLength - 16
+        var used = 0
+        var lines: [[UInt8]] = []
+        var tooLarge = false
+        try TrailReader.linesBackwards(snapshot.descriptor, size: snapshot.size) { line in
+            used += line.count + 4
+            guard used <= budget else {
+                tooLarge = true
+                return false
+            }
+            lines.append(line)
+            return limit == 0 || lines.count < Int(limit)
+        }
+        guard !tooLarge else {
+            throw KeygateError(
+                .allocate,
+                "the newest \(limit == 0 ? "records" : "\(limit) records") do not fit in one reply of "
+                    + "\(maximumFrameLength) bytes; ask for fewer (the newest \(lines.count) fit)")
+        }
+        return lines.reversed().map { line in
+            // A record's line is JSON without control characters; a damaged one may hold a NUL,
+            // which the wire does not carry.
+            String(decoding: line.map { $0 == 0 ? 0x3F : $0 }, as: UTF8.self)
+        }
+    }
+
+    /// Checks the trail's chain, its head and the anchor kept in the store, reading it a chunk
+    /// at a time.
+    /// - Returns: the records checked (those before the break, when broken) and the problem,
+    ///   nil when nothing is wrong. A head left behind or a partial last record after a crash
+    ///   is not a problem: the next record for this uid recovers it (a `recover` record).
+    /// - Throws: `errSecIO` (without a path) when the trail or its head cannot be read.
+    func verify() throws(KeygateError) -> (records: UInt64, problem: String?) {
+        // Fast path, without holding the lock while reading: a snapshot of the head, the anchor
+        // and the trail's length taken under it, then the bytes up to that length (the trail is
+        // append-only, so they cannot change but by a crash recovery, which a recheck catches).
+        if let snapshot = try self.snapshot(readingHead: true) {
+            defer { close(snapshot.descriptor) }
+            if let head = snapshot.head {
+                var check = AuditChainCheck(head: head, anchor: snapshot.anchor, file: "the trail")
+                var partial = false
+                try TrailReader.lines(snapshot.descriptor, size: snapshot.size) { line, length in
+                    length > line.count ? check.addOversizedLine(of: length) : check.add(line)
+                } partial: {
+                    partial = true
+                }
+                if !partial, case .intact(let records) = check.result { return (UInt64(records), nil) }
+            }
+        }
+        // Anything else is checked again, the writer held off, by the same verifier the
+        // embedded `keygate audit verify` uses.
+        let verdict: AuditVerification
+        do {
+            verdict = try lock.withLock { _ throws(KeygateError) -> AuditVerification in
+                try AuditTrailFile.verify(at: path, anchors: anchors)
+            }
+        } catch {
+            Log.line("uid \(uid): audit trail cannot be verified: \(error.message)")
+            throw KeygateError(error.status, scrubbed(error.message))
+        }
+        switch verdict {
+        case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _):
+            return (UInt64(records), nil)
+        case .broken(let sequence, let reason):
+            Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
+            return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
+        }
+    }
+
+    /// What a reader starts from, taken under the lock (no record half-written): the trail
+    /// open for reading, its length, and (`readingHead`) its head and anchor.
+    private struct Snapshot {
+        var descriptor: Int32
+        var size: off_t
+        var head: AuditHead?
+        var anchor: AuditHead?
+    }
+
+    /// - Returns: nil when there is no trail yet.
+    private func snapshot(readingHead: Bool) throws(KeygateError) -> Snapshot? {
+        try lock.withLock { _ throws(KeygateError) -> Snapshot? in
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                if errno == ENOENT { return nil }
+                throw KeygateError(.io, "the trail cannot be opened (errno \(errno))")
+            }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
+                throw KeygateError(.io, "the trail is not a regular file")
+            }
+            var snapshot = Snapshot(descriptor: descriptor, size: info.st_size)
+            if readingHead {
+                snapshot.head = TrailReader.head(at: sink.headPath)
+                do {
+                    snapshot.anchor = try anchors.auditAnchor(for: path)
+                } catch {
+                    snapshot.head = nil  // the slow path reports it
+                }
+            }
+            return snapshot
+        }
+    }
+}
