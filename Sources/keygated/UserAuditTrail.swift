@@ -26,8 +26,9 @@ final class UserAuditTrail: AuditSink {
     private let directory: String
     private let sink: JSONLinesAuditSink
     private let anchors: any AuditAnchorStore
-    /// Held while records are appended, and while a reader takes its snapshot.
-    private let lock = Mutex(())
+    /// Held while records are appended, and while a reader takes its snapshot; holds the
+    /// trail file as this trail last left it (nil before the first record of this run).
+    private let lock = Mutex<FileState?>(nil)
     /// The largest reply frame, for ``show(limit:)``.
     private let maximumFrameLength: Int
 
@@ -54,10 +55,14 @@ final class UserAuditTrail: AuditSink {
     /// Seals and appends one record, durably, under the uid's lock.
     @discardableResult
     func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        try lock.withLock { _ throws(KeygateError) -> AuditRecord in
+        try lock.withLock { seen throws(KeygateError) -> AuditRecord in
             do throws(KeygateError) {
-                return try sink.append(event, at: time)
+                try checkUnchanged(since: &seen)
+                let record = try sink.append(event, at: time)
+                seen = FileState(path)
+                return record
             } catch {
+                seen = nil
                 throw refused(error, event)
             }
         }
@@ -66,13 +71,37 @@ final class UserAuditTrail: AuditSink {
     /// Seals and appends the records of one call together, durably, under the uid's lock.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
-        try lock.withLock { _ throws(KeygateError) -> [AuditRecord] in
+        try lock.withLock { seen throws(KeygateError) -> [AuditRecord] in
             do throws(KeygateError) {
-                return try sink.append(contentsOf: events, at: time)
+                try checkUnchanged(since: &seen)
+                let records = try sink.append(contentsOf: events, at: time)
+                seen = FileState(path)
+                return records
             } catch {
+                seen = nil
                 throw refused(error, events.first ?? AuditEvent(kind: .evaluate, decision: .deny))
             }
         }
+    }
+
+    /// The writer checks only the trail's end against its head; a record edited further back
+    /// would go unnoticed. So the whole trail is verified (against its head and the store's
+    /// anchor) before the first record of this run, and again whenever the file is not as this
+    /// trail left it (another inode, length or change time: someone else wrote, replaced or
+    /// removed it). A broken chain is refused; a crash's leftovers (a head behind, a partial
+    /// last record) are not broken, and the writer recovers them.
+    private func checkUnchanged(since seen: inout FileState?) throws(KeygateError) {
+        let now = FileState(path)
+        if let seen, now == seen { return }
+        // No trail, and none written this run: the writer starts one (or refuses, when the store's anchor says there was one).
+        if now == nil, seen == nil { return }
+        if case .broken(let sequence, let reason) = try AuditTrailFile.verify(at: path, anchors: anchors) {
+            throw KeygateError(
+                .io,
+                "\(path) is broken at sequence \(sequence): \(reason); nothing more is recorded (or decided) "
+                    + "until an administrator has looked at it")
+        }
+        seen = now
     }
 
     /// Logs why a record was not written (paths and statuses, never an item or a value) and
@@ -165,6 +194,29 @@ final class UserAuditTrail: AuditSink {
         case .broken(let sequence, let reason):
             Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
             return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
+        }
+    }
+
+    /// Which file the trail is and how far it was written: device, inode, length, change time.
+    private struct FileState: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var changed: timespec
+
+        /// The trail file at `path` as it is now; nil when there is none.
+        init?(_ path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            changed = info.st_ctim
+        }
+
+        static func == (left: FileState, right: FileState) -> Bool {
+            left.device == right.device && left.inode == right.inode && left.size == right.size
+                && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
         }
     }
 
