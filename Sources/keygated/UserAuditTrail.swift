@@ -14,10 +14,11 @@ import Synchronization
 /// an acknowledged decision's record survives `kill -9` of the daemon.
 ///
 /// A record that cannot be written denies the decision (the connection's ``Auditor`` is
-/// required) and is logged. A trail someone else replaced, cut back or edited no longer chains
-/// from its head or reaches its anchor: the sink refuses to append to it (never starting a new
-/// one), so every audited request of that uid answers `errSecIO` until an administrator looks at
-/// it (`keygate --embedded --store DIR/users/<uid>/items.db audit verify|repair`, as root).
+/// required) and is logged. A trail someone else edited, cut back, replaced or deleted no longer
+/// chains, ends at its head or reaches its anchor: it is refused, never extended or started
+/// afresh (see `checkUnchanged`), so every audited request of that uid answers `errSecIO`
+/// until an administrator has looked at it (`keygate --embedded --store DIR/users/<uid>/items.db
+/// audit verify|repair`, as root).
 /// What a client is told never names a path.
 final class UserAuditTrail: AuditSink {
     let uid: UInt32
@@ -26,9 +27,8 @@ final class UserAuditTrail: AuditSink {
     private let directory: String
     private let sink: JSONLinesAuditSink
     private let anchors: any AuditAnchorStore
-    /// Held while records are appended, and while a reader takes its snapshot; holds the
-    /// trail file as this trail last left it (nil before the first record of this run).
-    private let lock = Mutex<FileState?>(nil)
+    /// Held while records are appended, and while a reader takes its snapshot.
+    private let lock = Mutex(WriterState())
     /// The largest reply frame, for ``show(limit:)``.
     private let maximumFrameLength: Int
 
@@ -55,14 +55,14 @@ final class UserAuditTrail: AuditSink {
     /// Seals and appends one record, durably, under the uid's lock.
     @discardableResult
     func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        try lock.withLock { seen throws(KeygateError) -> AuditRecord in
+        try lock.withLock { state throws(KeygateError) -> AuditRecord in
             do throws(KeygateError) {
-                try checkUnchanged(since: &seen)
+                try checkUnchanged(&state)
                 let record = try sink.append(event, at: time)
-                seen = FileState(path)
+                state.seen = FileState(path)
                 return record
             } catch {
-                seen = nil
+                state.seen = nil
                 throw refused(error, event)
             }
         }
@@ -71,14 +71,14 @@ final class UserAuditTrail: AuditSink {
     /// Seals and appends the records of one call together, durably, under the uid's lock.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
-        try lock.withLock { seen throws(KeygateError) -> [AuditRecord] in
+        try lock.withLock { state throws(KeygateError) -> [AuditRecord] in
             do throws(KeygateError) {
-                try checkUnchanged(since: &seen)
+                try checkUnchanged(&state)
                 let records = try sink.append(contentsOf: events, at: time)
-                seen = FileState(path)
+                state.seen = FileState(path)
                 return records
             } catch {
-                seen = nil
+                state.seen = nil
                 throw refused(error, events.first ?? AuditEvent(kind: .evaluate, decision: .deny))
             }
         }
@@ -89,19 +89,25 @@ final class UserAuditTrail: AuditSink {
     /// anchor) before the first record of this run, and again whenever the file is not as this
     /// trail left it (another inode, length or change time: someone else wrote, replaced or
     /// removed it). A broken chain is refused; a crash's leftovers (a head behind, a partial
-    /// last record) are not broken, and the writer recovers them.
-    private func checkUnchanged(since seen: inout FileState?) throws(KeygateError) {
+    /// last record) are not broken, and the writer recovers them. A trail found broken is not
+    /// read again until the file changes.
+    private func checkUnchanged(_ state: inout WriterState) throws(KeygateError) {
         let now = FileState(path)
-        if let seen, now == seen { return }
-        // No trail, and none written this run: the writer starts one (or refuses, when the store's anchor says there was one).
-        if now == nil, seen == nil { return }
+        if let seen = state.seen, now == seen { return }
+        if let broken = state.broken, broken.file == now { throw broken.error }
+        state.broken = nil
+        // No trail, and none written this run: the writer starts one (or refuses, when the
+        // store's anchor says there was one).
+        if now == nil, state.seen == nil { return }
         if case .broken(let sequence, let reason) = try AuditTrailFile.verify(at: path, anchors: anchors) {
-            throw KeygateError(
+            let error = KeygateError(
                 .io,
                 "\(path) is broken at sequence \(sequence): \(reason); nothing more is recorded (or decided) "
                     + "until an administrator has looked at it")
+            state.broken = (now, error)
+            throw error
         }
-        seen = now
+        state.seen = now
     }
 
     /// Logs why a record was not written (paths and statuses, never an item or a value) and
@@ -195,6 +201,15 @@ final class UserAuditTrail: AuditSink {
             Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
             return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
         }
+    }
+
+    /// What the writer knows of the trail file, under the lock.
+    private struct WriterState {
+        /// The file as this trail last left it (nil before the first record of this run, and
+        /// after a failure).
+        var seen: FileState?
+        /// The file as it was when found broken, and why (so it is not read again unchanged).
+        var broken: (file: FileState?, error: KeygateError)?
     }
 
     /// Which file the trail is and how far it was written: device, inode, length, change time.
