@@ -214,6 +214,33 @@ import Testing
     }
 }
 
+extension AuditTrailTests {
+    /// Another trail copied over A's (B's, intact in itself, the same length): the daemon notices
+    /// the file changed, finds it no longer reaches A's anchor, and refuses it.
+    @Test func aTrailReplacedByAnotherIntactOneIsRefused() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        #expect(try daemon.probe(as: Self.a, "add", "svc", "acc", "v").lines == ["ok"])
+        #expect(try daemon.probe(as: Self.b, "add", "svc", "acc", "v").lines == ["ok"])
+        let mine = Self.trail(daemon, Self.a)
+        let theirs = Self.trail(daemon, Self.b)
+        for suffix in ["", ".head"] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: theirs + suffix))
+            // Written in place: the same inode, so only its contents (and change time) differ.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: mine + suffix))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: bytes)
+            try handle.close()
+        }
+        let verdict = try daemon.probe(as: Self.a, "audit-verify").lines.first ?? ""
+        #expect(verdict.hasPrefix("broken "), "\(verdict)")
+        let refused = try daemon.probe(as: Self.a, "add", "svc", "other", "v")
+        #expect(refused.lines.first?.hasPrefix("error -36 ") == true, "\(refused.output)")
+        #expect(!refused.output.contains(daemon.state))
+        #expect(try String(contentsOfFile: mine, encoding: .utf8).split(separator: "\n").count == 1)
+    }
+}
+
 /// `auditShow` answers within the frame limit or says how many fit, never a cut trail.
 @Suite struct AuditShowLimitTests {
     @Test func aShowThatDoesNotFitOneReplyAsksForFewer() throws {
