@@ -241,6 +241,25 @@ extension AuditTrailTests {
     }
 }
 
+extension AuditTrailTests {
+    /// A line that is not a record, added at the end: verify names the line, never the path.
+    @Test func aLineThatIsNotARecordIsReportedWithoutAPath() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        #expect(try daemon.probe(as: Self.a, "add", "svc", "acc", "v").lines == ["ok"])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: Self.trail(daemon, Self.a)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("not a record\n".utf8))
+        try handle.close()
+        let verdict = try daemon.probe(as: Self.a, "audit-verify").lines.first ?? ""
+        #expect(verdict.hasPrefix("broken 1 broken at sequence 2: line 2 is not an audit record: "), "\(verdict)")
+        #expect(!verdict.contains(daemon.state))
+        // auditShow still shows what is there, the foreign line included.
+        #expect(try daemon.probe(as: Self.a, "audit-show", "1").lines == ["not a record"])
+        #expect(try daemon.probe(as: Self.a, "add", "svc", "two", "v").lines.first?.hasPrefix("error -36 ") == true)
+    }
+}
+
 /// `auditShow` answers within the frame limit or says how many fit, never a cut trail.
 @Suite struct AuditShowLimitTests {
     @Test func aShowThatDoesNotFitOneReplyAsksForFewer() throws {
