@@ -125,5 +125,5 @@ case "stall":
     client.send(.copyMatching(QueryPayload(matchLimit: .all, returnAttributes: true)))
     while true { sleep(60) }
 default:
-    if !auditCommand(command, rest, &client) { fail("unknown command \(command)") }
+    guard AuditModes.run(command, rest, &client) else { fail("unknown command \(command)") }
 }
