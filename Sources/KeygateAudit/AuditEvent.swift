@@ -120,12 +120,16 @@ public struct AuditEvent: Hashable, Sendable {
     public var factors: [ProvedFactor]
     /// The PAM service used, for authentication events.
     public var pamService: String?
-    /// The process that asked.
+    /// The process that made the decision and wrote the record (`pid`): the one that asked in
+    /// embedded mode, the broker when ``caller`` is set.
     public var processID: Int32
-    /// The user that asked.
+    /// The user of the process that made the decision (`uid`).
     public var userID: UInt32
-    /// The executable of the process that asked, when known (recorded as `exe`).
+    /// The executable of the process that made the decision, when known (`exe`).
     public var executable: String?
+    /// Who asked the broker for this decision, as the kernel reported it (`caller`); nil in
+    /// embedded mode, where the process that decided is the one that asked.
+    public var caller: AuditCaller?
     /// The other items decided in the same call (a read, update or delete that matched
     /// several), each with its own item, access control, rules, decision, status, reasons and
     /// proofs, in order: one record names them all (`more`). Their kind is this event's.
@@ -143,6 +147,7 @@ public struct AuditEvent: Hashable, Sendable {
                 entry.processID = processID
                 entry.userID = userID
                 entry.executable = executable
+                entry.caller = caller
                 return entry
             }
     }
@@ -152,7 +157,7 @@ public struct AuditEvent: Hashable, Sendable {
         kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: Verdict,
         status: KeygateStatus? = nil, reasons: [DecisionReason] = [], notes: [AuditNote] = [],
         factors: [ProvedFactor] = [], pamService: String? = nil, processID: Int32 = 0, userID: UInt32 = 0,
-        executable: String? = nil
+        executable: String? = nil, caller: AuditCaller? = nil
     ) {
         self.kind = kind
         self.item = item
@@ -167,6 +172,7 @@ public struct AuditEvent: Hashable, Sendable {
         self.processID = processID
         self.userID = userID
         self.executable = executable
+        self.caller = caller
     }
 
     /// An event for `decision`, with its outcome, status and reasons, and the facade's `notes`.

@@ -9,7 +9,7 @@ struct AuditLineWriter {
     init() { bytes.reserveCapacity(512) }
 
     /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
-    /// "uid": …, ["exe": …,] "prev": …}`.
+    /// "uid": …, ["exe": …,] ["caller": {…},] "prev": …}`.
     mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
         raw("{\"seq\": ")
         number(sequence)
@@ -38,6 +38,17 @@ struct AuditLineWriter {
         if let executable = event.executable {
             raw(", \"exe\": ")
             string(executable)
+        }
+        if let caller = event.caller {
+            raw(", \"caller\": {\"uid\": ")
+            number(caller.userID)
+            raw(", \"pid\": ")
+            number(caller.processID)
+            raw(", \"exe\": ")
+            optional(caller.executable)
+            raw(", \"session\": ")
+            optional(caller.session)
+            raw("}")
         }
         raw(", \"prev\": ")
         string(previousHash)

@@ -126,6 +126,22 @@ public struct AuditRecord: Hashable, Sendable {
             reasons: reasons, notes: notes, factors: factors)
     }
 
+    /// Parses what ``AuditLineWriter/record(sequence:time:previousHash:event:)`` renders as
+    /// `caller`: `{"uid": …, "pid": …, "exe": … or null, "session": … or null}`.
+    private static func caller(_ field: JSONField) throws(InputFileError) -> AuditCaller {
+        let parts = try field.object(allowing: ["uid", "pid", "exe", "session"])
+        guard let uid = parts["uid"], let pid = parts["pid"] else { throw field.error("needs uid and pid") }
+        guard let userID = UInt32(exactly: try uid.int()) else { throw uid.error("is not a uid") }
+        guard let processID = Int32(exactly: try pid.int()) else { throw pid.error("is not a pid") }
+        func optionalString(_ key: String) throws(InputFileError) -> String? {
+            guard let part = parts[key], part.node.value != .null else { return nil }
+            return try part.string()
+        }
+        return AuditCaller(
+            userID: userID, processID: processID, executable: try optionalString("exe"),
+            session: try optionalString("session"))
+    }
+
     /// Parses one line of a trail.
     /// - Throws: ``KeygatePolicy/InputFileError`` naming the line and field.
     public init(line text: String, file: String, lineNumber: Int) throws(InputFileError) {
@@ -155,7 +171,7 @@ public struct AuditRecord: Hashable, Sendable {
         do throws(InputFileError) {
             let fields = try root.object(allowing: [
                 "seq", "time", "op", "item", "accessControl", "rules", "decision", "status", "statusName", "reasons",
-                "factors", "more", "pamService", "pid", "uid", "exe", "prev",
+                "factors", "more", "pamService", "pid", "uid", "exe", "caller", "prev",
             ])
             func required(_ key: String) throws(InputFileError) -> JSONField {
                 guard let field = fields[key] else { throw root.error("missing '\(key)'") }
@@ -174,6 +190,7 @@ public struct AuditRecord: Hashable, Sendable {
             event.processID = Int32(truncatingIfNeeded: try required("pid").int())
             event.userID = UInt32(truncatingIfNeeded: try required("uid").int())
             event.executable = try optionalString("exe")
+            if let caller = fields["caller"] { event.caller = try Self.caller(caller) }
             if let more = fields["more"] {
                 for entry in try more.array() {
                     let parts = try entry.object(allowing: [

@@ -2,7 +2,7 @@ import Glibc
 public import KeygatePolicy
 import Synchronization
 
-/// Writes audit events for the engine: fills in who asked, redacts account names when
+/// Writes audit events for the engine: fills in who decided (and, for a broker, who asked), redacts account names when
 /// configured, and enforces the failure policy.
 ///
 /// When ``isRequired`` (the CLI's default), a record that cannot be written makes the
@@ -22,6 +22,9 @@ public struct Auditor: Sendable {
     public let userID: UInt32
     /// The executable recorded in every event, when given.
     public let executable: String?
+    /// Who asked, recorded in every event (`caller`), when this auditor decides for another
+    /// process (a broker's connection); nil in embedded mode.
+    public let caller: AuditCaller?
     /// Where record times come from.
     public let clock: any KeygateClock
     /// Tells this auditor (and its copies) from others, for ``collecting(_:)``.
@@ -36,9 +39,11 @@ public struct Auditor: Sendable {
     ///   - userID: the uid recorded; nil (the default) records this process's effective uid.
     ///   - executable: the program recorded in every event (`exe`), when given.
     ///   - clock: where record times come from.
+    ///   - caller: who asked, recorded in every event, when this auditor decides for another process.
     public init(
         sink: any AuditSink, isRequired: Bool = true, redactionKey: [UInt8]? = nil, processID: Int32? = nil,
-        userID: UInt32? = nil, executable: String? = nil, clock: any KeygateClock = SystemClock()
+        userID: UInt32? = nil, executable: String? = nil, clock: any KeygateClock = SystemClock(),
+        caller: AuditCaller? = nil
     ) {
         self.sink = sink
         self.isRequired = isRequired
@@ -48,6 +53,7 @@ public struct Auditor: Sendable {
         self.userID = userID ?? geteuid()
         self.executable = executable
         self.clock = clock
+        self.caller = caller
     }
 
     /// Records `event`.
@@ -138,12 +144,13 @@ public struct Auditor: Sendable {
     /// Which auditor (this one or a copy of it) a collecting call belongs to.
     private var identity: ObjectIdentifier { ObjectIdentifier(token) }
 
-    /// Fills in who asked, and redacts the account when configured.
+    /// Fills in who decided and who asked, and redacts the account when configured (never the caller).
     private func prepared(_ event: AuditEvent) -> AuditEvent {
         var event = event
         event.processID = processID
         event.userID = userID
         event.executable = executable
+        event.caller = caller
         if let key = redactionKey { event = event.redacted(under: key) }
         return event
     }

@@ -68,8 +68,7 @@ struct RequestHandler: Sendable {
         case .lock:
             return lock()
         case .auditShow, .auditVerify:
-            return Message(
-                KeygateError(.unimplemented, "the audit trail is not served by this daemon version yet"))
+            return auditReply(to: message)
         default:
             // The sequence check lets only requests reach here; anything else is a daemon bug.
             return Message(KeygateError(.badReq, "not a request"))

@@ -2,7 +2,7 @@ import Glibc
 
 /// The daemon's state directory: `DIR/users/<uid>/` per caller, each created by the daemon,
 /// owned by it and mode 0700 (so no caller can list, read or write any of it); the caller's
-/// store is `items.db` (and its `.key`) inside.
+/// store is `items.db` (and its `.key`) inside, its audit trail `audit.jsonl` (and its `.head`).
 struct StateDirectory: Sendable {
     let path: String
 
@@ -15,9 +15,12 @@ struct StateDirectory: Sendable {
         try Self.ensureDirectory(path + "/users", mode: 0o700, strict: true)
     }
 
+    /// The path of `uid`'s directory (``userDirectory(_:)`` makes it).
+    func userDirectoryPath(_ uid: UInt32) -> String { "\(path)/users/\(uid)" }
+
     /// The directory of `uid`, created 0700 when missing and checked every time.
     func userDirectory(_ uid: UInt32) throws(StartupError) -> String {
-        let directory = "\(path)/users/\(uid)"
+        let directory = userDirectoryPath(uid)
         try Self.ensureDirectory(directory, mode: 0o700, strict: true)
         return directory
     }

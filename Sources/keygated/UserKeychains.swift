@@ -24,6 +24,7 @@ final class UserKeychains: Sendable {
     let promptSlots: PromptSlots
     /// The proofs the daemon remembers for reuse.
     let proofs = ProofCache()
+    private let trails = Mutex<[UInt32: UserAuditTrail]>([:])
 
     init(state: StateDirectory, configuration: Configuration, policies: PolicySet = .empty) {
         self.state = state
@@ -44,7 +45,6 @@ final class UserKeychains: Sendable {
 
     /// The keychain of `identity`'s uid, for a caller that asked for `accessGroups`: the
     /// daemon's rules and grants apply to the caller's executable as the kernel reports it.
-    /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
     /// Proofs are asked through `relay`, the caller's own connection; without one nobody can
     /// be asked (interaction `fail`: a read that needs a proof is `errSecInteractionNotAllowed`).
     /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
@@ -65,7 +65,26 @@ final class UserKeychains: Sendable {
             store: store, accessGroups: accessGroups, authenticator: authenticator,
             device: device(for: identity),
             organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
-            attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow)
+            attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow,
+            auditor: try trail(identity.uid).auditor(for: identity))
+    }
+
+    /// The uid's audit trail beside its store (anchored in it), one per uid, shared by all of
+    /// its connections (``UserAuditTrail``).
+    /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
+    func trail(_ uid: UInt32) throws(KeygateError) -> UserAuditTrail {
+        let store = try store(uid)
+        return try trails.withLock { trails throws(KeygateError) -> UserAuditTrail in
+            if let trail = trails[uid] { return trail }
+            guard let anchors = store as? any AuditAnchorStore else {
+                throw KeygateError(.internalError, "the store of uid \(uid) keeps no audit anchor")
+            }
+            let trail = UserAuditTrail(
+                uid: uid, directory: state.userDirectoryPath(uid), anchors: anchors,
+                maximumFrameLength: configuration.maximumFrameLength)
+            trails[uid] = trail
+            return trail
+        }
     }
 
     /// The device as the daemon sees it for this caller: the configured mode, the caller's own

@@ -127,5 +127,7 @@ case "stall":
     client.send(.copyMatching(ItemQuery(matchLimit: .all, returnAttributes: true)))
     while true { sleep(60) }
 default:
-    guard RelayModes.run(command, rest, &client) else { fail("unknown command \(command)") }
+    guard RelayModes.run(command, rest, &client) || AuditModes.run(command, rest, &client) else {
+        fail("unknown command \(command)")
+    }
 }

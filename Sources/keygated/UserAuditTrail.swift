@@ -1,0 +1,272 @@
+import Glibc
+import Keygate
+import KeygateLinux
+import KeygatePolicy
+import KeygateStore
+import Synchronization
+
+/// The audit trail of one uid: `users/<uid>/audit.jsonl` and its head `audit.jsonl.head`, beside
+/// the uid's store (root-owned, 0600 in a 0700 directory), its anchor kept in that store.
+///
+/// One per uid, shared by all of the uid's connections: every record goes through ``append(_:at:)``
+/// under one lock, so concurrent connections never interleave or fork the chain, and each is
+/// `fsync`ed before the decision it records takes effect (``JSONLinesAuditSink/Durability/eachRecord``):
+/// an acknowledged decision's record survives `kill -9` of the daemon.
+///
+/// A record that cannot be written denies the decision (the connection's ``Auditor`` is
+/// required) and is logged. A trail someone else edited, cut back, replaced or deleted no longer
+/// chains, ends at its head or reaches its anchor: it is refused, never extended or started
+/// afresh (see `checkUnchanged`), so every audited request of that uid answers `errSecIO`
+/// until an administrator has looked at it (`keygate --embedded --store DIR/users/<uid>/items.db
+/// audit verify|repair`, as root).
+/// What a client is told never names a path.
+final class UserAuditTrail: AuditSink {
+    let uid: UInt32
+    /// The trail file.
+    let path: String
+    private let directory: String
+    private let sink: JSONLinesAuditSink
+    private let anchors: any AuditAnchorStore
+    /// Held while records are appended, and while a reader takes its snapshot.
+    private let lock = Mutex(WriterState())
+    /// The largest reply frame, for ``show(limit:)``.
+    private let maximumFrameLength: Int
+
+    /// The trail of `uid` in `directory` (the uid's state directory), anchored in `anchors`.
+    init(uid: UInt32, directory: String, anchors: any AuditAnchorStore, maximumFrameLength: Int) {
+        self.uid = uid
+        self.directory = directory
+        self.path = directory + "/audit.jsonl"
+        self.anchors = anchors
+        self.sink = JSONLinesAuditSink(path: path, durability: .eachRecord, anchors: anchors)
+        self.maximumFrameLength = maximumFrameLength
+    }
+
+    /// The auditor of one connection: records written here, each naming the daemon as the
+    /// process that decided and `identity` (the kernel's view of the peer) as the caller.
+    func auditor(for identity: PeerIdentity) -> Auditor {
+        Auditor(
+            sink: self, isRequired: true, executable: CurrentProcess.executable,
+            caller: AuditCaller(
+                userID: identity.uid, processID: identity.pid, executable: identity.executable,
+                session: identity.session))
+    }
+
+    /// Seals and appends one record, durably, under the uid's lock.
+    @discardableResult
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        try lock.withLock { state throws(KeygateError) -> AuditRecord in
+            do throws(KeygateError) {
+                try checkUnchanged(&state)
+                let record = try sink.append(event, at: time)
+                state.seen = FileState(path)
+                return record
+            } catch {
+                state.seen = nil
+                throw refused(error, event)
+            }
+        }
+    }
+
+    /// Seals and appends the records of one call together, durably, under the uid's lock.
+    @discardableResult
+    func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
+        try lock.withLock { state throws(KeygateError) -> [AuditRecord] in
+            do throws(KeygateError) {
+                try checkUnchanged(&state)
+                let records = try sink.append(contentsOf: events, at: time)
+                state.seen = FileState(path)
+                return records
+            } catch {
+                state.seen = nil
+                throw refused(error, events.first ?? AuditEvent(kind: .evaluate, decision: .deny))
+            }
+        }
+    }
+
+    /// The writer checks only the trail's end against its head; a record edited further back
+    /// would go unnoticed. So the whole trail is verified (against its head and the store's
+    /// anchor) before the first record of this run, and again whenever the file is not as this
+    /// trail left it (another inode, length or change time: someone else wrote, replaced or
+    /// removed it). A broken chain is refused; a crash's leftovers (a head behind, a partial
+    /// last record) are not broken, and the writer recovers them. A trail found broken is not
+    /// read again until the file changes.
+    private func checkUnchanged(_ state: inout WriterState) throws(KeygateError) {
+        let now = FileState(path)
+        if let seen = state.seen, now == seen { return }
+        if let broken = state.broken, broken.file == now { throw broken.error }
+        state.broken = nil
+        // No trail, and none written this run: the writer starts one (or refuses, when the
+        // store's anchor says there was one).
+        if now == nil, state.seen == nil { return }
+        if case .broken(let sequence, let reason) = try AuditTrailFile.verify(at: path, anchors: anchors) {
+            let error = KeygateError(
+                .io,
+                "\(path) is broken at sequence \(sequence): \(reason); nothing more is recorded (or decided) "
+                    + "until an administrator has looked at it")
+            state.broken = (now, error)
+            throw error
+        }
+        state.seen = now
+    }
+
+    /// Logs why a record was not written (paths and statuses, never an item or a value) and
+    /// gives the error the client sees: `errSecIO`, without a path.
+    private func refused(_ error: KeygateError, _ event: AuditEvent) -> KeygateError {
+        let pid = event.caller.map { " pid \($0.processID)" } ?? ""
+        Log.line("uid \(uid)\(pid): audit record not written, the \(event.kind.rawValue) is denied: \(error.message)")
+        return KeygateError(.io, "the daemon's audit trail for uid \(uid) refuses records: \(scrubbed(error.message))")
+    }
+
+    /// `text` with every path of this trail replaced by what it is.
+    func scrubbed(_ text: String) -> String {
+        text.replacing(sink.headPath, with: "the trail's head").replacing(path, with: "the trail")
+            .replacing(directory + "/items.db", with: "the store").replacing(directory, with: "the state directory")
+    }
+
+    // MARK: - Reading
+
+    /// The newest `limit` records (0: all), oldest first, each the line as written. A partial
+    /// last line (a crash during a write) is not a record and is left out.
+    /// - Throws: `errSecAllocate` when they do not fit in one reply frame (ask for fewer);
+    ///   `errSecIO` when the trail cannot be read.
+    func show(limit: UInt32) throws(KeygateError) -> [String] {
+        guard let snapshot = try self.snapshot(readingHead: false) else { return [] }
+        defer { close(snapshot.descriptor) }
+        // The reply: frame header, list count, then a count and the bytes of each line.
+        let budget = maximumFrameLength - 16
+        var used = 0
+        var lines: [[UInt8]] = []
+        var tooLarge = false
+        try TrailReader.linesBackwards(snapshot.descriptor, size: snapshot.size) { line in
+            used += line.count + 4
+            guard used <= budget else {
+                tooLarge = true
+                return false
+            }
+            lines.append(line)
+            return limit == 0 || lines.count < Int(limit)
+        }
+        guard !tooLarge else {
+            throw KeygateError(
+                .allocate,
+                "the newest \(limit == 0 ? "records" : "\(limit) records") do not fit in one reply of "
+                    + "\(maximumFrameLength) bytes; ask for fewer (the newest \(lines.count) fit)")
+        }
+        return lines.reversed().map { line in
+            // A record's line is JSON without control characters; a damaged one may hold a NUL,
+            // which the wire does not carry.
+            String(decoding: line.map { $0 == 0 ? 0x3F : $0 }, as: UTF8.self)
+        }
+    }
+
+    /// Checks the trail's chain, its head and the anchor kept in the store, reading it a chunk
+    /// at a time.
+    /// - Returns: the records checked (those before the break, when broken) and the problem,
+    ///   nil when nothing is wrong. A head left behind or a partial last record after a crash
+    ///   is not a problem: the next record for this uid recovers it (a `recover` record).
+    /// - Throws: `errSecIO` (without a path) when the trail or its head cannot be read.
+    func verify() throws(KeygateError) -> (records: UInt64, problem: String?) {
+        // Fast path, without holding the lock while reading: a snapshot of the head, the anchor
+        // and the trail's length taken under it, then the bytes up to that length (the trail is
+        // append-only, so they cannot change but by a crash recovery, which a recheck catches).
+        if let snapshot = try self.snapshot(readingHead: true) {
+            defer { close(snapshot.descriptor) }
+            if let head = snapshot.head {
+                var check = AuditChainCheck(head: head, anchor: snapshot.anchor, file: "the trail")
+                var partial = false
+                try TrailReader.lines(snapshot.descriptor, size: snapshot.size) { line, length in
+                    length > line.count ? check.addOversizedLine(of: length) : check.add(line)
+                } partial: {
+                    partial = true
+                }
+                if !partial, case .intact(let records) = check.result { return (UInt64(records), nil) }
+            }
+        }
+        // Anything else is checked again, the writer held off, by the same verifier the
+        // embedded `keygate audit verify` uses.
+        let verdict: AuditVerification
+        do {
+            verdict = try lock.withLock { _ throws(KeygateError) -> AuditVerification in
+                try AuditTrailFile.verify(at: path, anchors: anchors)
+            }
+        } catch {
+            Log.line("uid \(uid): audit trail cannot be verified: \(error.message)")
+            throw KeygateError(error.status, scrubbed(error.message))
+        }
+        switch verdict {
+        case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _):
+            return (UInt64(records), nil)
+        case .broken(let sequence, let reason):
+            Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
+            return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
+        }
+    }
+
+    /// What the writer knows of the trail file, under the lock.
+    private struct WriterState {
+        /// The file as this trail last left it (nil before the first record of this run, and
+        /// after a failure).
+        var seen: FileState?
+        /// The file as it was when found broken, and why (so it is not read again unchanged).
+        var broken: (file: FileState?, error: KeygateError)?
+    }
+
+    /// Which file the trail is and how far it was written: device, inode, length, change time.
+    private struct FileState: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var changed: timespec
+
+        /// The trail file at `path` as it is now; nil when there is none.
+        init?(_ path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            changed = info.st_ctim
+        }
+
+        static func == (left: FileState, right: FileState) -> Bool {
+            left.device == right.device && left.inode == right.inode && left.size == right.size
+                && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
+        }
+    }
+
+    /// What a reader starts from, taken under the lock (no record half-written): the trail
+    /// open for reading, its length, and (`readingHead`) its head and anchor.
+    private struct Snapshot {
+        var descriptor: Int32
+        var size: off_t
+        var head: AuditHead?
+        var anchor: AuditHead?
+    }
+
+    /// - Returns: nil when there is no trail yet.
+    private func snapshot(readingHead: Bool) throws(KeygateError) -> Snapshot? {
+        try lock.withLock { _ throws(KeygateError) -> Snapshot? in
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                if errno == ENOENT { return nil }
+                throw KeygateError(.io, "the trail cannot be opened (errno \(errno))")
+            }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
+                throw KeygateError(.io, "the trail is not a regular file")
+            }
+            var snapshot = Snapshot(descriptor: descriptor, size: info.st_size)
+            if readingHead {
+                snapshot.head = TrailReader.head(at: sink.headPath)
+                do {
+                    snapshot.anchor = try anchors.auditAnchor(for: path)
+                } catch {
+                    snapshot.head = nil  // the slow path reports it
+                }
+            }
+            return snapshot
+        }
+    }
+}
