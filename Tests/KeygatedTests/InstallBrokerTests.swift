@@ -135,4 +135,20 @@ import Testing
         #expect(uninstall.status == 0, "\(uninstall.output)")
         #expect(Self.tree(base) == [], "left behind")
     }
+
+    /// keygated(8) documents every option of the pinned command line and every key of the
+    /// shipped configuration (each commented `#key = default` line), as `.It Cm key No = ...`.
+    @Test func theManualNamesEveryOptionAndConfigurationKey() throws {
+        let manual = Self.packaged("Documentation/man/keygated.8")
+        for option in ["socket", "state-directory", "config"] {
+            #expect(manual.contains(".It Fl \\-\(option) Ar "), "--\(option)")
+        }
+        let keys = Self.packaged("Packaging/keygated.conf").split(separator: "\n")
+            .filter { $0.hasPrefix("#") && $0.dropFirst().first?.isLowercase == true && $0.contains(" = ") }
+            .map { String($0.dropFirst().prefix { $0 != " " }) }
+        #expect(keys.count >= 8, "\(keys)")
+        for key in keys {
+            #expect(manual.contains(".It Cm \(key) No = "), "\(key) is not in keygated(8)")
+        }
+    }
 }
