@@ -112,22 +112,42 @@ policy-test:
 # prefix, so a /usr/local install never changes how the system authenticates unless asked.
 # An existing PAM file that differs from ours is kept (an administrator's edit), and uninstall
 # removes a PAM file only while it is still exactly ours.
+#
+# The broker goes with it: keygated in PREFIX/sbin (a daemon with a documented command line that
+# administrators and tests run by hand, hence sbin and section 8 rather than libexec), the
+# units keygated.service (ExecStart rewritten to this install's paths) and keygate.socket in
+# SYSTEMDUNITDIR (PREFIX/lib/systemd/system, which systemd searches for /usr and /usr/local
+# alike), the tmpfiles.d entry in TMPFILESDIR, keygated(8), and keygated.conf in
+# SYSCONFDIR/keygate (/etc for PREFIX=/usr, PREFIX/etc otherwise), never overwriting one that is
+# there and removed by uninstall only while it is still exactly ours. KEYGATED_BIN names a built
+# keygated (default: the one beside KEYGATE_BIN, when that is set).
 PREFIX ?= /usr/local
 DESTDIR ?=
 KEYGATE_BIN ?=
+KEYGATED_BIN ?= $(if $(KEYGATE_BIN),$(dir $(KEYGATE_BIN))keygated,)
 PAMDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/pam.d,)
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 INSTALL ?= install
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+SBINDIR = $(DESTDIR)$(PREFIX)/sbin
+MAN8DIR = $(DESTDIR)$(PREFIX)/share/man/man8
+UNITDIR = $(DESTDIR)$(SYSTEMDUNITDIR)
+TMPFILESD = $(DESTDIR)$(TMPFILESDIR)
+CONFDIR = $(DESTDIR)$(SYSCONFDIR)/keygate
 HELPERS := git-credential-keygate docker-credential-keygate
 PAM_FILES := keygate keygate-biometry
-INSTALL_DIRS = $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(if $(PAMDIR),$(DESTDIR)$(PAMDIR))
+INSTALL_DIRS = $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(if $(PAMDIR),$(DESTDIR)$(PAMDIR)) \
+  $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(TMPFILESD) $(CONFDIR)
 
 install:
 	@if [ -z "$(KEYGATE_BIN)" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product keygate; fi
+	@if [ -z "$(KEYGATED_BIN)" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product keygated; fi
 	$(INSTALL) -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
 	$(INSTALL) -m 0755 $(or $(KEYGATE_BIN),.build/release/keygate) $(BINDIR)/keygate
 	for helper in $(HELPERS); do ln -sf keygate $(BINDIR)/$$helper; done
@@ -150,11 +170,36 @@ install:
 	else \
 	  echo "PAM service files not installed (PREFIX is not /usr): set PAMDIR=/etc/pam.d to install them"; \
 	fi
+	$(INSTALL) -d $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(TMPFILESD)
+	$(INSTALL) -m 0755 $(or $(KEYGATED_BIN),.build/release/keygated) $(SBINDIR)/keygated
+	$(INSTALL) -m 0644 Documentation/man/keygated.8 $(MAN8DIR)/keygated.8
+	sed -e 's|^ExecStart=/usr/sbin/keygated |ExecStart=$(PREFIX)/sbin/keygated |' \
+	  -e 's| --config /etc/keygate/keygated.conf$$| --config $(SYSCONFDIR)/keygate/keygated.conf|' \
+	  Packaging/keygated.service > $(UNITDIR)/keygated.service
+	chmod 0644 $(UNITDIR)/keygated.service
+	$(INSTALL) -m 0644 Packaging/keygate.socket $(UNITDIR)/keygate.socket
+	$(INSTALL) -m 0644 Packaging/keygate.tmpfiles $(TMPFILESD)/keygate.conf
+	$(INSTALL) -d -m 0755 $(CONFDIR)
+	@if [ -e $(CONFDIR)/keygated.conf ]; then \
+	  echo "keeping $(CONFDIR)/keygated.conf (never overwritten)"; \
+	else \
+	  echo "$(INSTALL) -m 0644 Packaging/keygated.conf $(CONFDIR)/keygated.conf"; \
+	  $(INSTALL) -m 0644 Packaging/keygated.conf $(CONFDIR)/keygated.conf; \
+	fi
+	@if [ -z "$(DESTDIR)" ]; then \
+	  echo "the broker: systemctl daemon-reload && systemd-tmpfiles --create keygate.conf && systemctl enable --now keygate.socket"; \
+	fi
 
 uninstall:
 	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(HELPERS))
 	rm -f $(MAN1DIR)/keygate.1 $(addprefix $(MAN1DIR)/,$(addsuffix .1,$(HELPERS)))
 	rm -f $(BASHDIR)/keygate $(ZSHDIR)/_keygate $(FISHDIR)/keygate.fish
+	rm -f $(SBINDIR)/keygated $(MAN8DIR)/keygated.8 $(UNITDIR)/keygated.service $(UNITDIR)/keygate.socket
+	rm -f $(TMPFILESD)/keygate.conf
+	@target=$(CONFDIR)/keygated.conf; \
+	if [ -e "$$target" ] && cmp -s Packaging/keygated.conf "$$target"; then rm -f "$$target"; \
+	elif [ -e "$$target" ]; then echo "keeping $$target (changed since install)"; fi; \
+	if [ -z "$(DESTDIR)" ]; then rmdir $(CONFDIR) 2>/dev/null || true; fi
 	@if [ -n "$(PAMDIR)" ]; then \
 	  for file in $(PAM_FILES); do \
 	    target=$(DESTDIR)$(PAMDIR)/$$file; \

@@ -1,7 +1,8 @@
 import Glibc
 
 // keygated --socket PATH --state-directory DIR [--config FILE]: see Server, Connection and
-// PeerIdentity for what it does; Configuration for the file.
+// PeerIdentity for what it does; Configuration for the file. Started by keygate.socket, it
+// serves the socket systemd passed instead of binding PATH (SocketActivation).
 // A parent may have blocked or ignored signals (the mask is inherited across exec): start from
 // a clean slate so SIGTERM stops the daemon; SIGPIPE stays ignored (sends use MSG_NOSIGNAL).
 var noSignals = sigset_t()
@@ -11,6 +12,8 @@ for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
 signal(SIGPIPE, SIG_IGN)
 do throws(StartupError) {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+    // First, before anything could start a child: the variables are removed either way.
+    let inherited = try SocketActivation.take()
     let configuration =
         try arguments.config.map { path throws(StartupError) in try Configuration(path: path) }
         ?? Configuration()
@@ -21,9 +24,17 @@ do throws(StartupError) {
         keychains: UserKeychains(state: state, configuration: configuration, policies: policies),
         configuration: configuration,
         forcePidfdFallback: configuration.forcePidfdFallback)
-    let fd = try server.listen()
+    let fd: Int32
+    if let inherited { fd = inherited.fd } else { fd = try server.listen() }
+    let origin =
+        switch inherited?.path {
+        case nil: ""
+        case arguments.socket: "from systemd, "
+        case _?: "from systemd, --socket \(arguments.socket) unused, "
+        }
     Log.line(
-        "listening on \(arguments.socket) (state \(arguments.stateDirectory), device \(configuration.deviceState))")
+        "listening on \(inherited?.path ?? arguments.socket) (\(origin)state \(arguments.stateDirectory), "
+            + "device \(configuration.deviceState))")
     server.run(listening: fd)
 } catch {
     Log.line(error.description)
