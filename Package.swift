@@ -42,7 +42,8 @@ let package = Package(
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
-        // libsystemd.so.0 is opened at the first D-Bus question (Sources/CSystemd/loader.h), not linked.
+        // libsystemd.so.0 is opened at the first D-Bus question that needs sd-bus (Sources/CSystemd/loader.h),
+        // not linked; logind's lock question on a plain `unix:path=` bus needs none of it (wire.h).
         .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
         // standard paths, askpass, and the one-call setup for apps.
