@@ -40,16 +40,9 @@ static inline int keygate_logind_locked_hint(
     uint64_t deadline = keygate_bus_now_usec() + timeout_usec;
     // A plain `unix:path=` bus (the system bus's usual address) is asked on the wire, without
     // loading libsystemd (wire.h); any other address through sd-bus.
-    if (strncmp(address, "unix:path=", 10) == 0) {
-        const char *socket_path = address + 10;
-        size_t length = strcspn(socket_path, ",");
-        char plain[108];
-        if (length < sizeof(plain) && memchr(socket_path, '%', length) == NULL) {
-            memcpy(plain, socket_path, length);
-            plain[length] = '\0';
-            return keygate_wire_locked_hint(plain, session_id, deadline, &answer->locked, answer->error_name);
-        }
-    }
+    char socket_path[108];
+    if (keygate_wire_socket_path(address, socket_path, sizeof(socket_path)))
+        return keygate_wire_locked_hint(socket_path, session_id, deadline, &answer->locked, answer->error_name);
     sd_bus *bus = NULL;
     int r = keygate_bus_open(address, timeout_usec, &bus);
     if (r < 0) return r;

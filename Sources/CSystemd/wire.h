@@ -22,6 +22,18 @@
 /// The largest message accepted from the bus (a LockedHint reply is under 200 bytes).
 #define KEYGATE_WIRE_MAX_MESSAGE 16384
 
+/// The socket path of a plain `unix:path=` bus address (up to any `,key=value`), copied to `out`:
+/// 1 when `address` is one, 0 otherwise (another transport, or an escaped `%xx` path).
+static inline int keygate_wire_socket_path(const char *address, char *out, size_t size) {
+    if (strncmp(address, "unix:path=", 10) != 0) return 0;
+    const char *path = address + 10;
+    size_t length = strcspn(path, ",");
+    if (length >= size || memchr(path, '%', length) != NULL) return 0;
+    memcpy(out, path, length);
+    out[length] = '\0';
+    return 1;
+}
+
 /// An outgoing message being put together (little-endian, as this machine's D-Bus peers accept).
 typedef struct {
     unsigned char bytes[1024];

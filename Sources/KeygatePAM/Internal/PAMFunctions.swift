@@ -35,8 +35,14 @@ struct PAMFunctions: @unchecked Sendable {
         guard dlopen("libpam.so.0", RTLD_NOW | RTLD_GLOBAL) != nil, let global = dlopen(nil, RTLD_NOW) else {
             return unavailable
         }
+        return table { dlsym(global, $0) } ?? unavailable
+    }()
+
+    /// The table of the functions `lookup` finds by name, or nil when one of the six is missing
+    /// (`pam_wrapper_enabled` is optional).
+    private static func table(_ lookup: (String) -> UnsafeMutableRawPointer?) -> PAMFunctions? {
         func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(global, name).map { unsafeBitCast($0, to: type) }
+            lookup(name).map { unsafeBitCast($0, to: type) }
         }
         guard let start = symbol("pam_start", as: Start.self),
             let authenticate = symbol("pam_authenticate", as: Step.self),
@@ -44,11 +50,11 @@ struct PAMFunctions: @unchecked Sendable {
             let end = symbol("pam_end", as: Step.self),
             let setItem = symbol("pam_set_item", as: SetItem.self),
             let strerror = symbol("pam_strerror", as: StrError.self)
-        else { return unavailable }
+        else { return nil }
         return PAMFunctions(
             start: start, authenticate: authenticate, acctMgmt: acctMgmt, end: end, setItem: setItem,
             strerror: strerror, wrapperEnabled: symbol("pam_wrapper_enabled", as: WrapperEnabled.self))
-    }()
+    }
 
     /// The table used when libpam cannot be loaded: every transaction ends at `pam_start`
     /// with `PAM_SYSTEM_ERR` and no handle.
@@ -70,21 +76,9 @@ struct PAMFunctions: @unchecked Sendable {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
             return .failure(LoadError(message: "cannot load \(path): \(reason)"))
         }
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: type) }
-        }
-        guard let start = symbol("pam_start", as: Start.self),
-            let authenticate = symbol("pam_authenticate", as: Step.self),
-            let acctMgmt = symbol("pam_acct_mgmt", as: Step.self),
-            let end = symbol("pam_end", as: Step.self),
-            let setItem = symbol("pam_set_item", as: SetItem.self),
-            let strerror = symbol("pam_strerror", as: StrError.self)
-        else {
+        guard let functions = table({ dlsym(handle, $0) }) else {
             return .failure(LoadError(message: "\(path) does not export the PAM application functions"))
         }
-        return .success(
-            PAMFunctions(
-                start: start, authenticate: authenticate, acctMgmt: acctMgmt, end: end, setItem: setItem,
-                strerror: strerror, wrapperEnabled: symbol("pam_wrapper_enabled", as: WrapperEnabled.self)))
+        return .success(functions)
     }
 }
