@@ -46,7 +46,16 @@ test: deps
 # so start-up binds a handful of C libraries instead of 25 shared objects, and not position
 # independent, so the loader has no 43,000 relative relocations to apply (5 ms of start-up).
 # The CCommandLine hook keeps its arguments visible under LD_PRELOAD=libpam_wrapper.so.
-RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie
+# SQLite, libsodium, libstdc++ and libgcc are linked in from their static archives (STATIC_LIBS:
+# a directory of links to the archives the C compiler finds, searched before the system's
+# shared libraries; a missing archive leaves that library shared), and libpam is opened only
+# when a command authenticates, so a plain `get` maps only glibc beside the executable.
+STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libstdc++.a; do \
+  found=$$($${CC:-cc} -print-file-name=$$archive); \
+  if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
+  done; echo $(CURDIR)/.build/static-libs)
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie \
+  -Xlinker -L$(STATIC_LIBS) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 

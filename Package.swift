@@ -25,13 +25,16 @@ let package = Package(
                 .treatWarning("StrictMemorySafety", as: .error),
             ]
         ),
-        // libpam (Debian libpam0g-dev): module map and shim header only.
-        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        // libpam (Debian libpam0g-dev): module map and shim header only. libpam.so.0 is opened at the
+        // first PAM transaction (KeygatePAM's PAMFunctions.linked), not linked.
+        .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
         // PAM-backed authenticators for the passcode and biometry factors.
         .target(name: "KeygatePAM", dependencies: ["KeygatePolicy", "CPAM"]),
         // SQLite and libsodium (Debian libsqlite3-dev, libsodium-dev): module map and shim header only.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // No pkg-config: its -L of the system library directory would come first on the link line
+        // and hide the static archives `make release` links instead (Makefile, STATIC_LIBS).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
         // streaming verifier and redaction.
         .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium"]),
@@ -40,7 +43,8 @@ let package = Package(
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
-        // libsystemd.so.0 is opened at the first D-Bus question (Sources/CSystemd/loader.h), not linked.
+        // libsystemd.so.0 is opened at the first D-Bus question that needs sd-bus (Sources/CSystemd/loader.h),
+        // not linked; logind's lock question on a plain `unix:path=` bus needs none of it (wire.h).
         .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // The real Linux device (logind, fprintd), the user's failure ledger, proof records,
         // standard paths, askpass, and the one-call setup for apps.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 #include "loader.h"
+#include "wire.h"
 
 /// Opens a client connection to the bus at `address` (`unix:path=…`); -ELIBACC without libsystemd,
 /// -ENOENT when there is no socket there.
@@ -19,16 +20,10 @@ static inline int keygate_bus_open(const char *address, uint64_t timeout_usec, s
     *out = NULL;
     // No socket, no bus: said without loading libsystemd (a container, CI). Only a plain path is
     // checked; an escaped one (`%xx`) is left to sd-bus.
-    if (strncmp(address, "unix:path=", 10) == 0) {
-        const char *path = address + 10;
-        size_t length = strcspn(path, ",");
-        char socket_path[4096];
-        if (length < sizeof(socket_path) && memchr(path, '%', length) == NULL) {
-            memcpy(socket_path, path, length);
-            socket_path[length] = '\0';
-            if (access(socket_path, F_OK) != 0 && errno == ENOENT) return -ENOENT;
-        }
-    }
+    char socket_path[4096];
+    if (keygate_wire_socket_path(address, socket_path, sizeof(socket_path)) && access(socket_path, F_OK) != 0 &&
+        errno == ENOENT)
+        return -ENOENT;
     if (!keygate_sd_bus_load()) return -ELIBACC;
     sd_bus *bus = NULL;
     int r = sd_bus_new(&bus);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <systemd/sd-bus.h>
 #include "bus.h"
+#include "wire.h"
 
 /// The answer of `keygate_logind_locked_hint`, filled in by it.
 typedef struct {
@@ -22,7 +23,8 @@ typedef struct {
 } keygate_logind_answer;
 
 /// Asks logind for the `LockedHint` of the session `session_id`: reads the property on
-/// `/org/freedesktop/login1/session/<escaped id>` (`org.freedesktop.login1.Session`).
+/// `/org/freedesktop/login1/session/<escaped id>` (`org.freedesktop.login1.Session`), on the wire
+/// for a plain `unix:path=` address (wire.h), else through sd-bus.
 ///
 /// `address` is the bus address (the system bus is `unix:path=/run/dbus/system_bus_socket`, what
 /// `sd_bus_open_system` uses when `DBUS_SYSTEM_BUS_ADDRESS` is unset). Everything — connecting, authenticating, the call — ends within
@@ -36,6 +38,11 @@ static inline int keygate_logind_locked_hint(
     answer->locked = 0;
     answer->error_name[0] = '\0';
     uint64_t deadline = keygate_bus_now_usec() + timeout_usec;
+    // A plain `unix:path=` bus (the system bus's usual address) is asked on the wire, without
+    // loading libsystemd (wire.h); any other address through sd-bus.
+    char socket_path[108];
+    if (keygate_wire_socket_path(address, socket_path, sizeof(socket_path)))
+        return keygate_wire_locked_hint(socket_path, session_id, deadline, &answer->locked, answer->error_name);
     sd_bus *bus = NULL;
     int r = keygate_bus_open(address, timeout_usec, &bus);
     if (r < 0) return r;

@@ -64,10 +64,10 @@ public struct Auditor: Sendable {
     /// - Throws: `errSecIO` naming the problem when the record cannot be written and auditing is required.
     public func record(_ event: AuditEvent) throws(KeygateError) {
         // Auditing off: nothing to seal, render or hash.
-        if sink is NoopAuditSink { return }
+        if discards { return }
         let event = prepared(event)
         if let call = AuditCall.current, call.owner == identity {
-            if Self.collected.contains(event.kind) {
+            if Self.isCollected(event.kind) {
                 call.pending.withLock { $0.append(event) }
                 return
             }
@@ -82,7 +82,7 @@ public struct Auditor: Sendable {
     /// decision's record is written: when it cannot be (and auditing is required) the call
     /// fails with the audit error instead.
     public func collecting<Value>(_ body: () async throws(KeygateError) -> Value) async throws(KeygateError) -> Value {
-        if sink is NoopAuditSink || AuditCall.current?.owner == identity {
+        if discards || AuditCall.current?.owner == identity {
             return try await body()
         }
         let call = AuditCall(owner: identity)
@@ -106,8 +106,20 @@ public struct Auditor: Sendable {
         try flush(call)
     }
 
-    /// The kinds ``collecting(_:)`` gathers into one record.
-    private static let collected: Set<AuditEvent.Kind> = [.add, .read, .update, .delete]
+    /// Whether ``collecting(_:)`` gathers events of `kind` into one record (a switch, not a
+    /// `Set`: a process's first `Set<AuditEvent.Kind>` makes the runtime scan every protocol
+    /// conformance in the program for `Hashable`, part of `keygate get`'s start-up).
+    private static func isCollected(_ kind: AuditEvent.Kind) -> Bool {
+        switch kind {
+        case .add, .read, .update, .delete: true
+        default: false
+        }
+    }
+
+    /// Auditing is off (``NoopAuditSink``). A metatype comparison rather than `sink is
+    /// NoopAuditSink`: a failing dynamic cast makes the runtime scan every protocol conformance in
+    /// the program (twice) before it answers.
+    private var discards: Bool { type(of: sink) == NoopAuditSink.self }
 
     /// Writes what `call` has collected: runs of decisions of one kind, one record each.
     private func flush(_ call: AuditCall) throws(KeygateError) {

@@ -1,9 +1,10 @@
 internal import CSystemd
 import Glibc
 
-/// The lock state of this process's login session, asked of logind over D-Bus (sd-bus), in
-/// process and with a short deadline: no subprocess, and a bus that never answers costs at
-/// most ``timeoutMicroseconds``.
+/// The lock state of this process's login session, asked of logind over D-Bus in process (on
+/// the wire for a plain `unix:path=` bus, without loading libsystemd; through sd-bus for any
+/// other address) and with a short deadline: no subprocess, and a bus that never answers costs
+/// at most ``timeoutMicroseconds``.
 enum LogindSession {
     /// What logind said.
     enum LockState: Equatable {

@@ -2,16 +2,17 @@ public import KeygatePolicy
 
 /// Which libpam Keygate talks to.
 ///
-/// ``system`` is the libpam the program is linked with, reading `/etc/pam.d`. Tests use
-/// ``load(_:)`` with `libpam_wrapper.so` (Debian `libpam-wrapper`), after setting
-/// `PAM_WRAPPER=1` and `PAM_WRAPPER_SERVICE_DIR`, so every transaction reads a throwaway
-/// service directory instead; ``isWrapperActive`` tells whether that took effect.
+/// ``system`` is the system libpam (`libpam.so.0`, opened at the first transaction), reading
+/// `/etc/pam.d`. Tests use ``load(_:)`` with `libpam_wrapper.so` (Debian `libpam-wrapper`),
+/// after setting `PAM_WRAPPER=1` and `PAM_WRAPPER_SERVICE_DIR`, so every transaction reads a
+/// throwaway service directory instead; ``isWrapperActive`` tells whether that took effect.
 public struct PAMLibrary: Sendable, CustomStringConvertible {
     let functions: PAMFunctions
     /// The library's name, for messages.
     public let name: String
 
-    /// The linked system libpam.
+    /// The system libpam, opened at the first transaction; when it cannot be opened, every
+    /// transaction ends unavailable (`PAM_SYSTEM_ERR`).
     public static let system = PAMLibrary(functions: .linked, name: "libpam")
 
     /// Loads a PAM implementation from a shared library, such as `libpam_wrapper.so`.

@@ -139,7 +139,7 @@ public final class SQLiteItemStore: ItemStore {
     private static func makeDirectories(_ directory: String) throws(KeygateError) {
         var current = ""
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
-            current += "/" + part
+            current += "/" + String(part)  // String(Substring): not the generic append(contentsOf:)
             if mkdir(current, 0o700) != 0 && errno != EEXIST {
                 let code = errno
                 throw KeygateError(

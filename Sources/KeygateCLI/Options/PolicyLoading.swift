@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import Keygate
 import KeygatePolicy
 
@@ -13,7 +14,9 @@ extension StoreOptions {
     func policyPaths(_ variables: EnvironmentVariables) -> [String] {
         if let policies { return [policies] }
         var paths: [String] = []
-        if FileManager.default.fileExists(atPath: Self.systemPolicies) { paths.append(Self.systemPolicies) }
+        // stat, not FileManager: a `get` then never sets FileManager up (part of its start-up).
+        var status = stat()
+        if stat(Self.systemPolicies, &status) == 0 { paths.append(Self.systemPolicies) }
         let home =
             variables["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.path

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import Glibc
 import KeygateLinux
 import KeygatePolicy
 import KeygateStore
@@ -59,9 +59,19 @@ struct StorePaths: Sendable, Equatable {
 
     /// The user's failure ledger, its directory created (0700) when missing.
     func ledger() -> FileAttemptLedger {
-        try? FileManager.default.createDirectory(
-            atPath: ledgerDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        Self.makeDirectories(ledgerDirectory)
         return FileAttemptLedger(directory: ledgerDirectory)
+    }
+
+    /// Creates `directory` and its missing parents, each 0700 (best effort: the ledger reports
+    /// what it then cannot open). With `mkdir`, not `FileManager`: a `get` never sets up
+    /// FileManager or the metadata of its attribute dictionary.
+    static func makeDirectories(_ directory: String) {
+        var current = ""
+        for part in directory.utf8.split(separator: UInt8(ascii: "/")) {
+            current += "/" + String(decoding: part, as: UTF8.self)
+            if mkdir(current, 0o700) == 0 { chmod(current, 0o700) }
+        }
     }
 
     /// `path` without its last component (`/a/b` gives `/a`, `/b` gives `/`).

@@ -13,8 +13,13 @@ struct CommandConfiguration: Sendable {
     /// Whether the organisation policies must be loaded before it runs (the commands that
     /// open the store): a broken policy file then refuses to run it.
     let loadsPolicies: Bool
-    /// The text `--help` prints.
-    let help: String
+    /// The text `--help` prints, put together only when asked for: looking a command up (every
+    /// run does) builds no help text.
+    var help: String {
+        givenHelp ?? (options.isEmpty ? discussion : discussion + "\n\n" + OptionSpec.helpLines(options))
+    }
+    private let discussion: String
+    private let givenHelp: String?
 
     /// A command whose help is `discussion` followed by its option lines, or `help` when given
     /// (subcommands show their group's).
@@ -27,7 +32,8 @@ struct CommandConfiguration: Sendable {
         self.options = options
         self.maximumPositionals = maximumPositionals
         self.loadsPolicies = loadsPolicies
-        self.help = help ?? (options.isEmpty ? discussion : discussion + "\n\n" + OptionSpec.helpLines(options))
+        self.discussion = discussion
+        givenHelp = help
     }
 }
 

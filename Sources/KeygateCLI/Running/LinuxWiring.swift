@@ -8,8 +8,10 @@ enum LinuxWiring {
     /// safely (a warning on `console` says why).
     static func proofRecords(_ console: Console) -> ProofRecords? {
         do {
-            let paths = try? StandardPaths(application: "keygate")
-            return try ProofRecords.open(directory: paths?.runtimeDirectory)
+            // One copy of the environment for both (each default would read all of it again).
+            let environment = ProcessEnvironment.current()
+            let paths = try? StandardPaths(application: "keygate", environment: environment)
+            return try ProofRecords.open(directory: paths?.runtimeDirectory, environment: environment)
         } catch {
             console.err("keygate: warning: ignoring \(error.message)")
             return nil

@@ -227,7 +227,7 @@ struct TextFormParser {
         var lookahead = position
         while lookahead < chars.count, chars[lookahead] != ")", chars[lookahead] != "(" { lookahead += 1 }
         guard lookahead < chars.count, chars[lookahead] == "(" else {
-            let atom = String(chars[position..<lookahead])
+            let atom = text(position..<lookahead)
             position = lookahead
             return .atom(atom)
         }
@@ -245,7 +245,16 @@ struct TextFormParser {
         while position < chars.count, chars[position].isASCII, chars[position].isLetter || chars[position].isNumber {
             position += 1
         }
-        return String(chars[start..<position])
+        return text(start..<position)
+    }
+
+    /// `chars[range]` as a string, character by character: `String(chars[range])` goes through
+    /// the generic `String(Sequence)`, whose first use makes the runtime scan every protocol
+    /// conformance in the program (start-up time of every `keygate` run that reads an item).
+    private func text(_ range: Range<Int>) -> String {
+        var text = ""
+        for index in range { text.append(chars[index]) }
+        return text
     }
 }
 
