@@ -23,6 +23,8 @@ if arguments.first == "worker", arguments.count >= 2 {
         exit(await addWorker(mode, path: rest[0], tag: Int(rest[1]) ?? 0, count: Int(rest[2]) ?? 0))
     case "rss-keygate" where rest.count == 3, "rss-c" where rest.count == 3:
         exit(await rssWorker(mode, path: rest[0], items: Int(rest[1]) ?? 1, reads: Int(rest[2]) ?? 0))
+    case "loop" where rest.count == 2:
+        exit(await profileLoop(mode: rest[0], count: Int(rest[1]) ?? 0))
     case "time" where rest.count >= 2:
         exit(timeWorker(runs: Int(rest[0]) ?? 1, arguments: Array(rest.dropFirst())))
     default:
