@@ -25,11 +25,27 @@ package enum AuditCrypto {
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
     package static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
         initialize()
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let input = bytes.bindMemory(to: UInt8.self)
-        let result = crypto_hash_sha256(&digest, input.baseAddress, UInt64(input.count))
-        precondition(result == 0, "crypto_hash_sha256 failed")
-        return digest.hexString
+        // The digest on the stack, and its hex digits written straight into the string.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(crypto_hash_sha256_BYTES)) { digest in
+            let result = crypto_hash_sha256(digest.baseAddress!, input.baseAddress, UInt64(input.count))
+            precondition(result == 0, "crypto_hash_sha256 failed")
+            return hexString(UnsafeBufferPointer(digest))
+        }
+    }
+
+    /// Lowercase hexadecimal of `bytes`.
+    package static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in bytes.enumerated() {
+                    out[2 * index] = digits[Int(byte >> 4)]
+                    out[2 * index + 1] = digits[Int(byte & 0xf)]
+                }
+            }
+            return bytes.count * 2
+        }
     }
 
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
@@ -55,16 +71,5 @@ package enum AuditCrypto {
 
 extension Array where Element == UInt8 {
     /// Lowercase hexadecimal.
-    package var hexString: String {
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: count * 2) { out in
-            digits.withUTF8Buffer { digits in
-                for (index, byte) in enumerated() {
-                    out[2 * index] = digits[Int(byte >> 4)]
-                    out[2 * index + 1] = digits[Int(byte & 0xf)]
-                }
-            }
-            return count * 2
-        }
-    }
+    package var hexString: String { withUnsafeBufferPointer { AuditCrypto.hexString($0) } }
 }
