@@ -33,7 +33,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
         // streaming verifier and redaction.
-        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium"]),
+        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium", "CAuditHash"]),
+        // SHA-256 on the x86-64 SHA extensions for the audit chain (libsodium's where they are missing).
+        .target(name: "CAuditHash"),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateAudit", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
