@@ -79,6 +79,9 @@ public final class JSONLinesAuditSink: AuditSink {
         var size: off_t = -1
         /// Records written and not yet flushed.
         var pending = 0
+        /// The trail's owner and mode as the last full check found them.
+        var trailOwner: uid_t = 0
+        var trailMode: mode_t = 0
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -353,17 +356,14 @@ public final class JSONLinesAuditSink: AuditSink {
             guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
             if case .groupCommit = durability, state.pending > 0, state.size >= 0, state.headFile >= 0 {
                 // Group commit, between flushes: the trail's length (did another process append?)
-                // and privacy from the open file, without looking the paths up again; the paths
-                // are checked on the first append after each flush.
+                // from the open file, without looking the paths up again, and its owner and mode
+                // still as the last full check found them (no `geteuid` either); the paths and
+                // privacy are checked in full on the first append after each flush.
                 var info = stat()
-                do throws(KeygateError) {
-                    guard fstat(state.trail, &info) == 0 else { throw failure("cannot inspect \(path)") }
-                    try PrivateFile.check(info, path: path, privacy: privacy, status: .io)
-                } catch {
-                    flock(state.trail, LOCK_UN)
-                    throw error
+                if fstat(state.trail, &info) == 0, info.st_uid == state.trailOwner, info.st_mode == state.trailMode {
+                    return info.st_size
                 }
-                return info.st_size
+                state.size = -1  // changed: check everything again, below
             }
             // One lstat of each file: the same files, still private, and the trail's length.
             var info = stat()
@@ -382,6 +382,8 @@ public final class JSONLinesAuditSink: AuditSink {
                     flock(state.trail, LOCK_UN)
                     throw error
                 }
+                state.trailOwner = info.st_uid
+                state.trailMode = info.st_mode
                 return info.st_size
             }
             flock(state.trail, LOCK_UN)
