@@ -18,6 +18,28 @@ struct Session {
     /// The access group used when no option names one.
     static let defaultGroup = "keygate"
 
+    // MARK: - Item operations
+
+    /// Adds an item (``Keychain/add(_:context:)``).
+    func add(_ request: AddRequest) async throws(KeygateError) {
+        try await keychain.add(request, context: context)
+    }
+
+    /// The items `query` matches (``Keychain/copyMatching(_:context:)``).
+    func copyMatching(_ query: ItemQuery) async throws(KeygateError) -> [MatchedItem] {
+        try await keychain.copyMatching(query, context: context)
+    }
+
+    /// Changes the items `query` matches (``Keychain/update(_:changes:context:)``).
+    func update(_ query: ItemQuery, changes: ItemChanges) async throws(KeygateError) {
+        try await keychain.update(query, changes: changes, context: context)
+    }
+
+    /// Deletes the items `query` matches (``Keychain/delete(_:context:)``).
+    func delete(_ query: ItemQuery) async throws(KeygateError) {
+        try await keychain.delete(query, context: context)
+    }
+
     /// The groups a keychain for `accessGroup` sees: that group, and the CLI's own.
     static func groups(for accessGroup: String) -> [String] {
         accessGroup == defaultGroup ? [defaultGroup] : [accessGroup, defaultGroup]
@@ -28,11 +50,14 @@ struct Session {
 /// or whatever a test injects.
 struct KeychainFactory: Sendable {
     /// Opens the session for the global options and access group; `console` takes warnings.
-    let open: @Sendable (GlobalOptions, _ accessGroup: String, Console) throws(KeygateError) -> Session
+    let open: @Sendable (GlobalOptions, _ accessGroup: String, Console) async throws(KeygateError) -> Session
 
-    /// The embedded store, its required audit trail, the PAM authenticator, the Linux device
-    /// and the session's reuse records.
-    static let live = KeychainFactory { global, accessGroup, console throws(KeygateError) in
+    /// In daemon mode the daemon's session (``DaemonWiring``); embedded, the store, its required
+    /// audit trail, the PAM authenticator, the Linux device and the session's reuse records.
+    static let live = KeychainFactory { global, accessGroup, console async throws(KeygateError) in
+        if case .daemon = global.mode {
+            return try await DaemonWiring.open(global, accessGroup: accessGroup, console: console)
+        }
         let paths = try global.store.paths()
         let store = try SQLiteItemStore(path: paths.store)
         let runtime = LinuxWiring.proofRecords(console)

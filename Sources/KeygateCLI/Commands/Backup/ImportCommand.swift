@@ -12,7 +12,7 @@ struct ImportCommand: Command {
             that exists already (exit 4), or any other failure imports nothing.
             """,
         options: [ItemOptions.accessGroup, BackupPassphraseOption.descriptor], maximumPositionals: 1,
-        loadsPolicies: true)
+        loadsPolicies: true, choosesMode: true)
 
     /// The backup file named: one (``validate()`` refuses none, the parser more).
     let files: [String]
@@ -32,6 +32,7 @@ struct ImportCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try context.requireEmbedded("import")
         let path = files[0]
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             let data: [UInt8]
