@@ -58,8 +58,10 @@ let package = Package(
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
         .target(name: "CCommandLine"),
-        // The broker's wire protocol: frames, messages, the incremental decoder (pure Swift).
-        .target(name: "KeygateProtocol", dependencies: ["KeygatePolicy"], exclude: ["README.md"]),
+        // The broker's wire protocol: frames, messages carrying the facade's own request types, the
+        // incremental decoder.
+        .target(
+            name: "KeygateProtocol", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"], exclude: ["README.md"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
         // The broker daemon: one Unix socket, each caller's own store under its state directory.
@@ -69,7 +71,9 @@ let package = Package(
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
-        .executableTarget(name: "keygated-probe", dependencies: ["KeygateProtocol"], path: "Tests/KeygatedProbe"),
+        .executableTarget(
+            name: "keygated-probe", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate"],
+            path: "Tests/KeygatedProbe"),
 
         // Benchmarks: `make bench` builds this in release and prints one table, each row beside
         // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +
@@ -95,9 +99,13 @@ let package = Package(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
         .testTarget(
-            name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateTesting"]),
+            name: "KeygateProtocolTests",
+            dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting"]),
         .testTarget(
-            name: "KeygatedTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "keygated", "keygated-probe"]),
+            name: "KeygatedTests",
+            dependencies: [
+                "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import Glibc
 import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 
 /// One client connection, served on its own thread: frames are read with a deadline (the
 /// idle timeout), decoded and checked for order *before* anything acts on them, answered one
@@ -38,7 +39,7 @@ final class Connection: @unchecked Sendable {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        defer { SecretBytes.wipe(&buffer) }
+        defer { SecretData.wipe(&buffer) }
         while true {
             var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(configuration.idleTimeoutSeconds * 1000))
@@ -119,7 +120,7 @@ final class Connection: @unchecked Sendable {
             let tooLarge = KeygateError(.allocate, "the reply exceeds the frame limit; ask for fewer items")
             return send(Message(tooLarge), requestID: requestID)
         }
-        defer { SecretBytes.wipe(&bytes) }
+        defer { SecretData.wipe(&bytes) }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in

@@ -1,3 +1,4 @@
+import Keygate
 import KeygateProtocol
 import Testing
 
@@ -57,7 +58,7 @@ import Testing
         #expect(throws: ProtocolError.outOfOrder("request 2 is not in flight")) {
             try sequence.accept(Self.frame(.cancel, 2))
         }
-        try sequence.accept(Self.frame(.copyMatching(QueryPayload()), 2))
+        try sequence.accept(Self.frame(.copyMatching(ItemQuery()), 2))
         #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.promptAnswer(nil), 2)) }
         sequence.prompted()
         try sequence.accept(Self.frame(.promptAnswer(nil), 2))
