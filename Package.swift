@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
         .library(name: "KeygateProtocol", targets: ["KeygateProtocol"]),
+        .library(name: "KeygateClient", targets: ["KeygateClient"]),
         .executable(name: "keygated", targets: ["keygated"]),
     ],
     targets: [
@@ -62,6 +63,10 @@ let package = Package(
         // incremental decoder.
         .target(
             name: "KeygateProtocol", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"], exclude: ["README.md"]),
+        // The daemon mode's keychain: the facade's operations through keygated's socket.
+        .target(
+            name: "KeygateClient",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateProtocol"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
         // The broker daemon: one Unix socket, each caller's own store under its state directory.
@@ -101,6 +106,12 @@ let package = Package(
         .testTarget(
             name: "KeygateProtocolTests",
             dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting"]),
+        .testTarget(
+            name: "KeygateClientTests",
+            dependencies: [
+                "KeygateClient", "KeygateProtocol", "KeygatePAM", "KeygatePolicy", "KeygateStore", "Keygate",
+                "KeygateTesting",
+            ]),
         .testTarget(
             name: "KeygatedTests",
             dependencies: [
