@@ -54,7 +54,11 @@ let package = Package(
         // The command-line tool's commands, as types a test can run in process.
         .target(
             name: "KeygateCLI",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux"]),
+            dependencies: [
+                "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux",
+                "KeygateClient",
+                "KeygateProtocol",
+            ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).

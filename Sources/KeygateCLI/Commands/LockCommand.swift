@@ -17,7 +17,7 @@ struct LockCommand: Command {
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         if case .daemon = context.global.mode {
-            try await DaemonWiring.lock(context.global, console: context.console)
+            try await DaemonWiring.lock(context.global)
             context.console.err("keygate: keygated forgot this session's proofs")
             return .success
         }

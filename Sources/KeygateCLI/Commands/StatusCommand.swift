@@ -27,7 +27,7 @@ struct StatusCommand: Command {
             lines.append(("store", paths.store))
             lines.append(("audit trail", paths.audit))
         case .daemon(let socket):
-            let status = try await DaemonWiring.status(global, console: context.console)
+            let status = try await DaemonWiring.status(global)
             lines.append(("mode", "daemon (\(reason(global.modeOptions, global.mode)))"))
             lines.append(("socket", socket))
             lines.append(("store", "daemon-managed"))

@@ -4,11 +4,14 @@ import KeygatePAM
 import KeygatePolicy
 import KeygateStore
 
-/// The keychain an item command works on, with its authentication context and access group.
+/// The keychain an item command works on, with its authentication context and access group:
+/// the embedded ``Keychain`` or, in daemon mode, `KeygateClient` (``DaemonWiring``), through
+/// the one protocol both conform to.
 struct Session {
-    /// The gated keychain.
-    let keychain: Keychain
-    /// The context the command's operations share (one proof serves the whole command).
+    /// The gated keychain, in this process or in the daemon.
+    let keychain: any KeychainAccess
+    /// The context the command's operations share (one proof serves the whole command; through
+    /// the daemon, only its reuse window and interaction policy are sent).
     let context: AuthenticationContext
     /// The access group the CLI uses: `keygate`, or the one an option names.
     let accessGroup: String
@@ -40,6 +43,17 @@ struct Session {
         try await keychain.delete(query, context: context)
     }
 
+    /// The embedded keychain, for what only it does (`export`, `import`).
+    /// - Throws: `errSecUnimplemented` through the daemon (the commands refuse daemon mode first).
+    var embeddedKeychain: Keychain {
+        get throws(KeygateError) {
+            guard let keychain = keychain as? Keychain else {
+                throw KeygateError(.unimplemented, "keygated does not serve backups")
+            }
+            return keychain
+        }
+    }
+
     /// The groups a keychain for `accessGroup` sees: that group, and the CLI's own.
     static func groups(for accessGroup: String) -> [String] {
         accessGroup == defaultGroup ? [defaultGroup] : [accessGroup, defaultGroup]
@@ -56,7 +70,7 @@ struct KeychainFactory: Sendable {
     /// audit trail, the PAM authenticator, the Linux device and the session's reuse records.
     static let live = KeychainFactory { global, accessGroup, console async throws(KeygateError) in
         if case .daemon = global.mode {
-            return try await DaemonWiring.open(global, accessGroup: accessGroup, console: console)
+            return try DaemonWiring.open(global, accessGroup: accessGroup)
         }
         let paths = try global.store.paths()
         let store = try SQLiteItemStore(path: paths.store)

@@ -53,7 +53,7 @@ struct AuditShowCommand: Command {
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         if case .daemon = context.global.mode {
-            let lines = try await DaemonWiring.auditRecords(context.global, console: context.console)
+            let lines = try await DaemonWiring.auditRecords(context.global)
             for line in lines { context.console.out(line) }
             return .success
         }
@@ -70,7 +70,7 @@ struct AuditVerifyCommand: Command {
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         if case .daemon(let socket) = context.global.mode {
-            let verdict = try await DaemonWiring.auditVerify(context.global, console: context.console)
+            let verdict = try await DaemonWiring.auditVerify(context.global)
             if let problem = verdict.problem {
                 throw KeygateError(.decode, "the audit trail kept by keygated at \(socket) is broken: \(problem)")
             }

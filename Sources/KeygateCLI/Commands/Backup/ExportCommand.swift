@@ -36,7 +36,8 @@ struct ExportCommand: Command {
         try context.requireEmbedded("export")
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             let passphrase = try passphrase.passphrase(confirm: true)
-            let backup = try await session.keychain.exportBackup(passphrase: passphrase, context: session.context)
+            let backup = try await session.embeddedKeychain.exportBackup(
+                passphrase: passphrase, context: session.context)
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
                 throw KeygateError(

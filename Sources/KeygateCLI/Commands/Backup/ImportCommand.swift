@@ -42,7 +42,8 @@ struct ImportCommand: Command {
                 throw KeygateError(.param, error.description)
             }
             let passphrase = try passphrase.passphrase(confirm: false)
-            let count = try await session.keychain.importBackup(data, passphrase: passphrase, context: session.context)
+            let count = try await session.embeddedKeychain.importBackup(
+                data, passphrase: passphrase, context: session.context)
             context.console.err("keygate: imported \(count) item\(count == 1 ? "" : "s") from \(path)")
         }
         return .success
