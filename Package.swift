@@ -78,6 +78,7 @@ let package = Package(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+                "KeygatePAM",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
         .executableTarget(

@@ -10,6 +10,8 @@ struct RequestHandler: Sendable {
 
     let identity: PeerIdentity
     let keychains: UserKeychains
+    /// The connection's prompt relay (nil: nobody to ask).
+    var relay: PromptRelay? = nil
 
     /// The reply to `hello`: protocol 1 when the client speaks it, and the keychain for its groups.
     func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
@@ -24,7 +26,7 @@ struct RequestHandler: Sendable {
             return (Message(KeygateError(.param, "access groups must be 1 to 256 bytes, at most 64 of them")), nil)
         }
         do {
-            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups)
+            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups, relay: relay)
             return (.helloReply(version: FrameLimits.version, daemonVersion: Self.daemonVersion), keychain)
         } catch {
             Log.line("uid \(identity.uid): store unavailable: \(error.status)")
@@ -76,8 +78,9 @@ struct RequestHandler: Sendable {
 
     /// The context a copyMatching, update or delete runs in, for a request carrying
     /// `reuseSeconds`: refused above 300 s (`errSecParam`, before the facade is called).
-    /// This layer keeps no reusable proof between requests (the keychain cannot prompt), so
-    /// every request gets the keychain's own fresh context (nil) whatever the window.
+    /// Every request gets the keychain's own fresh context (nil): the window reaches the
+    /// daemon's authenticator through the connection's prompt relay, which alone decides what
+    /// is reused (``DaemonAuthenticator``, ``ProofCache``).
     private func proofContext(reuseSeconds: UInt32) throws(KeygateError) -> AuthenticationContext? {
         try ReuseWindow.check(reuseSeconds)
         return nil

@@ -2,7 +2,10 @@ extension UserKeychains {
     /// Forgets every proof the daemon would reuse for `identity` (its uid, login session and
     /// terminal), for `keygate lock`.
     ///
-    /// The keychains of this layer cannot prompt, so no request ever leaves a reusable proof
-    /// behind and there is nothing to forget; the prompt relay's proof cache is cleared here.
-    func forgetProofs(of identity: PeerIdentity) {}
+    /// Every proof of the caller's uid in its login session goes, whichever terminal it was
+    /// made on (as a screen lock would); a caller without a session has none to forget.
+    func forgetProofs(of identity: PeerIdentity) {
+        guard let session = identity.session else { return }
+        proofs.clear(uid: identity.uid, session: session)
+    }
 }

@@ -127,5 +127,5 @@ case "stall":
     client.send(.copyMatching(ItemQuery(matchLimit: .all, returnAttributes: true)))
     while true { sleep(60) }
 default:
-    fail("unknown command \(command)")
+    guard RelayModes.run(command, rest, &client) else { fail("unknown command \(command)") }
 }
