@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
         .executable(name: "keygate", targets: ["keygate"]),
         .library(name: "KeygateProtocol", targets: ["KeygateProtocol"]),
+        .library(name: "KeygateClient", targets: ["KeygateClient"]),
         .executable(name: "keygated", targets: ["keygated"]),
     ],
     targets: [
@@ -55,13 +56,23 @@ let package = Package(
         // The command-line tool's commands, as types a test can run in process.
         .target(
             name: "KeygateCLI",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux"]),
+            dependencies: [
+                "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux",
+                "KeygateClient",
+                "KeygateProtocol",
+            ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
         .target(name: "CCommandLine"),
-        // The broker's wire protocol: frames, messages, the incremental decoder (pure Swift).
-        .target(name: "KeygateProtocol", dependencies: ["KeygatePolicy"], exclude: ["README.md"]),
+        // The broker's wire protocol: frames, messages carrying the facade's own request types, the
+        // incremental decoder.
+        .target(
+            name: "KeygateProtocol", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"], exclude: ["README.md"]),
+        // The daemon mode's keychain: the facade's operations through keygated's socket.
+        .target(
+            name: "KeygateClient",
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateProtocol"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
         // The broker daemon: one Unix socket, each caller's own store under its state directory.
@@ -69,9 +80,12 @@ let package = Package(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+                "KeygatePAM",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
-        .executableTarget(name: "keygated-probe", dependencies: ["KeygateProtocol"], path: "Tests/KeygatedProbe"),
+        .executableTarget(
+            name: "keygated-probe", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate"],
+            path: "Tests/KeygatedProbe"),
 
         // Benchmarks: `make bench` builds this in release and prints one table, each row beside
         // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +
@@ -97,9 +111,19 @@ let package = Package(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
         .testTarget(
-            name: "KeygateProtocolTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateTesting"]),
+            name: "KeygateProtocolTests",
+            dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting"]),
         .testTarget(
-            name: "KeygatedTests", dependencies: ["KeygateProtocol", "KeygatePolicy", "keygated", "keygated-probe"]),
+            name: "KeygateClientTests",
+            dependencies: [
+                "KeygateClient", "KeygateProtocol", "KeygatePAM", "KeygatePolicy", "KeygateStore", "Keygate",
+                "KeygateTesting",
+            ]),
+        .testTarget(
+            name: "KeygatedTests",
+            dependencies: [
+                "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

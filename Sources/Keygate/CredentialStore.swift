@@ -1,7 +1,9 @@
 public import KeygatePolicy
 public import KeygateStore
 
-/// The shape most apps want over a ``Keychain``: one value per account of one service.
+/// The shape most apps want over a keychain: one value per account of one service, on either
+/// mode (any ``KeychainAccess``: the embedded ``Keychain`` or a `KeygateClient` talking to
+/// `keygated`).
 ///
 /// - ``save(_:account:prompt:context:)`` updates the item, adds it when missing, and updates again
 ///   when another process added it in between (a racing `errSecDuplicateItem`).
@@ -9,8 +11,8 @@ public import KeygateStore
 ///   everything else: a locked device or a cancelled prompt is never "no such item".
 /// - ``delete(account:prompt:context:)`` succeeds when the item is already gone.
 public struct CredentialStore: Sendable {
-    /// The keychain underneath.
-    public let keychain: Keychain
+    /// The keychain underneath: embedded or through the daemon.
+    public let keychain: any KeychainAccess
     /// The service every item belongs to.
     public let service: String
     /// The access group (nil: the caller's default, the keychain's first group). Every
@@ -20,8 +22,11 @@ public struct CredentialStore: Sendable {
     /// The access control new items get (nil: a plain `whenUnlocked` item).
     public let accessControl: AccessControl?
 
-    /// A credential store for `service`.
-    public init(keychain: Keychain, service: String, accessGroup: String? = nil, accessControl: AccessControl? = nil) {
+    /// A credential store for `service` over `keychain` (a ``Keychain`` or any other
+    /// ``KeychainAccess``).
+    public init(
+        keychain: any KeychainAccess, service: String, accessGroup: String? = nil, accessControl: AccessControl? = nil
+    ) {
         self.keychain = keychain
         self.service = service
         self.accessGroup = accessGroup

@@ -27,7 +27,7 @@ public enum SynchronizableMatch: Hashable, Sendable {
 /// Every attribute given must match. The result and limit keys apply to reads only: giving a
 /// match limit or return keys to an update, a match limit to a delete, or `skip` to either,
 /// is `errSecParam`, as Apple's `SecItemUpdate` and `SecItemDelete` say.
-public struct ItemQuery: Sendable {
+public struct ItemQuery: Hashable, Sendable {
     /// The service to match.
     public var service: String?
     /// The account to match.
@@ -101,7 +101,7 @@ public enum ItemProtection: Hashable, Sendable {
 }
 
 /// A new generic-password item for ``Keychain/add(_:context:)``.
-public struct AddRequest: Sendable {
+public struct AddRequest: Equatable, Sendable {
     /// The service.
     public var service: String
     /// The account.
@@ -167,7 +167,7 @@ public struct AddRequest: Sendable {
 }
 
 /// What ``Keychain/update(_:changes:context:)`` changes; nil leaves an attribute as it is.
-public struct ItemChanges: Sendable {
+public struct ItemChanges: Equatable, Sendable {
     /// A new service.
     public var service: String?
     /// A new account.
@@ -221,7 +221,8 @@ public struct ItemAttributes: Hashable, Sendable {
     /// When it was last changed.
     public let modified: Timestamp
 
-    init(_ fields: ItemFields) {
+    /// Attributes read from `fields` (a client rebuilds them from the daemon's reply this way).
+    public init(_ fields: ItemFields) {
         identity = fields.identity
         label = fields.label
         generic = fields.generic
@@ -232,9 +233,15 @@ public struct ItemAttributes: Hashable, Sendable {
 }
 
 /// One item a read returned: what the query asked for.
-public struct MatchedItem: Sendable {
+public struct MatchedItem: Equatable, Sendable {
     /// The attributes, when the query asked for them.
     public let attributes: ItemAttributes?
     /// The value, when the query asked for it.
     public let data: SecretData?
+
+    /// A matched item (a client rebuilds the daemon's reply this way).
+    public init(attributes: ItemAttributes?, data: SecretData?) {
+        self.attributes = attributes
+        self.data = data
+    }
 }

@@ -6,8 +6,10 @@ public import KeygatePolicy
 /// was proved.
 ///
 /// Each attempt runs on a fresh PAM handle (`pam_start`, `pam_authenticate`,
-/// `pam_acct_mgmt`, `pam_end`) on a dedicated thread. The PAM user is always the owner of
-/// this process. Alternatives are tried in the requirement's order, biometry first, falling
+/// `pam_acct_mgmt`, `pam_end`) on a dedicated thread. The PAM user is the owner of this
+/// process unless the program names another (a broker authenticating its peer's account,
+/// ``init(configuration:source:user:caller:)``); ``caller`` sets `PAM_TTY` and `PAM_RUSER`,
+/// never `PAM_RHOST`. Alternatives are tried in the requirement's order, biometry first, falling
 /// back to the next one when biometry is unavailable, fails or is locked out, as
 /// `LAPolicy.deviceOwnerAuthentication` does; a cancel ends the attempt at once.
 ///
@@ -58,15 +60,25 @@ public struct PAMAuthenticator: Authenticator {
     public let configuration: Configuration
     /// Where answers come from.
     public let source: any PassphraseSource
-    /// The PAM user: the owner of this process.
+    /// The PAM user: the owner of this process unless another was named.
     public let user: String
+    /// How the caller is described to the modules (`PAM_TTY`, `PAM_RUSER`).
+    public let caller: PAMCaller
 
-    /// An authenticator for the owner of this process.
-    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the process owner has no passwd entry.
-    public init(configuration: Configuration = Configuration(), source: any PassphraseSource) throws(KeygateError) {
+    /// An authenticator for `user` (nil: the owner of this process), describing the caller as `caller`.
+    ///
+    /// Only a program that establishes `user` itself may name one (a root broker that looked up
+    /// its peer's uid): whoever can choose the PAM user chooses whose password unlocks the items.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when `user` is nil and the
+    ///   process owner has no passwd entry.
+    public init(
+        configuration: Configuration = Configuration(), source: any PassphraseSource, user: String? = nil,
+        caller: PAMCaller = PAMCaller()
+    ) throws(KeygateError) {
         self.configuration = configuration
         self.source = source
-        self.user = try ProcessOwner.userName()
+        if let user { self.user = user } else { self.user = try ProcessOwner.userName() }
+        self.caller = caller
     }
 
     /// Proves one alternative of `requirement`, trying them in order.
@@ -109,8 +121,10 @@ public struct PAMAuthenticator: Authenticator {
         let conversation = PAMConversation(source: source, service: service, factor: factor, reason: prompt)
         let library = configuration.library
         let user = self.user
+        let caller = self.caller
         let result = await DedicatedThread.run {
-            PAMTransaction.run(library: library, service: service, user: user, conversation: conversation)
+            PAMTransaction.run(
+                library: library, service: service, user: user, caller: caller, conversation: conversation)
         }
         let outcome = PAMOutcomeMapping.outcome(of: result, factor: factor, service: service)
         switch outcome {

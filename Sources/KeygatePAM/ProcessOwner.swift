@@ -10,7 +10,13 @@ public enum ProcessOwner {
     /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when the uid has no passwd
     ///   entry (cause ``KeygatePolicy/KeygateError/Condition/noAccount``) or the lookup failed (its `errno`).
     public static func userName() throws(KeygateError) -> String {
-        let uid = geteuid()
+        try userName(of: geteuid())
+    }
+
+    /// The login name of `uid` (`getpwuid_r`), for a broker that authenticates its peer's account.
+    /// - Throws: ``KeygatePolicy/KeygateError`` with `errSecNotAvailable` when `uid` has no passwd
+    ///   entry (cause ``KeygatePolicy/KeygateError/Condition/noAccount``) or the lookup failed (its `errno`).
+    public static func userName(of uid: UInt32) throws(KeygateError) -> String {
         var record = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var size = max(sysconf(Int32(_SC_GETPW_R_SIZE_MAX)), 1024)

@@ -6,13 +6,16 @@
 /// - every request (status, item and audit operations) under a request id greater than the
 ///   previous one, and at most one request in flight;
 /// - `promptAnswer` only for the request in flight that has a prompt outstanding;
-/// - `cancel` only for the request in flight.
+/// - `cancel` only for the request in flight, or for the last request already answered: a
+///   client cannot know whether its cancel crossed the reply on the wire, so a late cancel is
+///   accepted and changes nothing (``isLate(cancel:)``).
 ///
 /// A frame refused here is ``ProtocolError/outOfOrder(_:)``: the connection ends with an
 /// error frame (`errSecBadReq`), and the frame changed nothing.
 public struct ClientSequence: Sendable {
     private var greeted = false
     private var lastRequestID: UInt32 = 0
+    private var lastAnswered: UInt32?
     /// The request being served, if any.
     public private(set) var inFlight: UInt32?
     /// The request in flight has a prompt waiting for an answer.
@@ -37,7 +40,7 @@ public struct ClientSequence: Sendable {
             }
             promptOutstanding = false
         case .cancel:
-            guard greeted, frame.requestID == inFlight else {
+            guard greeted, frame.requestID == inFlight || (inFlight == nil && frame.requestID == lastAnswered) else {
                 throw .outOfOrder("request \(frame.requestID) is not in flight")
             }
         default:
@@ -51,11 +54,16 @@ public struct ClientSequence: Sendable {
         }
     }
 
+    /// True when `cancel` (an accepted cancel frame) names a request already answered: it
+    /// crossed the reply and is to be ignored.
+    public func isLate(cancel frame: Frame) -> Bool { frame.requestID != inFlight }
+
     /// Records that the daemon sent a prompt for the request in flight.
     public mutating func prompted() { promptOutstanding = inFlight != nil }
 
     /// Records that the request in flight was answered (its final reply was sent).
     public mutating func finished() {
+        if let inFlight { lastAnswered = inFlight }
         inFlight = nil
         promptOutstanding = false
     }

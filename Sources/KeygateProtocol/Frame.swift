@@ -1,3 +1,5 @@
+import KeygateStore
+
 /// One frame: the unit on the wire.
 ///
 /// Layout (all integers big-endian):
@@ -26,7 +28,7 @@ public struct Frame: Sendable {
     }
 
     /// Zeroes the payload (it may have held a secret) once the message was decoded.
-    public mutating func wipe() { SecretBytes.wipe(&payload) }
+    public mutating func wipe() { SecretData.wipe(&payload) }
 }
 
 /// The protocol's fixed numbers.
@@ -65,6 +67,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case promptAnswer = 0x09
     /// Client: abandon the request with this id.
     case cancel = 0x0A
+    /// Client: forget the caller's reusable proofs.
+    case lock = 0x0B
     /// Daemon: the version chosen.
     case helloReply = 0x81
     /// Daemon: the status.

@@ -1,3 +1,5 @@
+import KeygateStore
+
 /// Splits a byte stream into frames, incrementally, never holding more than one frame of at
 /// most `maximumLength` bytes plus its length field.
 ///
@@ -82,7 +84,7 @@ public struct FrameDecoder: Sendable {
 
     private mutating func fail(_ error: ProtocolError) {
         failure = error
-        SecretBytes.wipe(&body)
+        SecretData.wipe(&body)
         body = []
         header = []
         pending = nil

@@ -1,3 +1,5 @@
+import KeygateStore
+
 /// Builds a payload from the protocol's field types (see README.md, "Field encoding").
 struct WireWriter {
     private(set) var bytes: [UInt8] = []
@@ -24,7 +26,7 @@ struct WireWriter {
 
     mutating func string(_ value: String) { data(Array(value.utf8)) }
 
-    mutating func secret(_ value: SecretBytes) {
+    mutating func secret(_ value: SecretData) {
         uint32(UInt32(value.count))
         value.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
@@ -115,11 +117,11 @@ struct WireReader {
         return text
     }
 
-    mutating func secret(_ field: String) throws(ProtocolError) -> SecretBytes {
+    mutating func secret(_ field: String) throws(ProtocolError) -> SecretData {
         let count = try count(field, minimumElementSize: 1)
         defer { offset += count }
         return bytes.withUnsafeBytes {
-            SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
+            SecretData(bytes: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
         }
     }
 

@@ -23,11 +23,18 @@ struct Configuration: Equatable {
     /// Organisation rules and access-group grants (a directory of `.policy` files or one file,
     /// root-owned); nil: none, every group a caller asks for is its own.
     var policies: String?
+    /// Seconds a relayed prompt waits for its answer before the request is
+    /// `errSecInteractionNotAllowed` (`prompt-timeout`, 1...3600).
+    var promptTimeoutSeconds = 60
+    /// Requests waiting on a relayed prompt at once, all users together (`max-prompts`, 1...4096).
+    var maximumPrompts = 64
+    /// Requests waiting on a relayed prompt at once for one uid (`max-prompts-per-user`, 1...4096).
+    var maximumPromptsPerUser = 8
 
     /// Every key the file may set.
     static let keys = [
         "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout",
-        "max-frame-size", "pidfd-source", "policies",
+        "max-frame-size", "pidfd-source", "policies", "prompt-timeout", "max-prompts", "max-prompts-per-user",
     ]
 
     /// The defaults.
@@ -78,6 +85,12 @@ struct Configuration: Equatable {
                 maximumConnections = try Self.number(value, 1...65_536, place)
             case "max-connections-per-user":
                 maximumConnectionsPerUser = try Self.number(value, 1...65_536, place)
+            case "prompt-timeout":
+                promptTimeoutSeconds = try Self.number(value, 1...3_600, place)
+            case "max-prompts":
+                maximumPrompts = try Self.number(value, 1...4_096, place)
+            case "max-prompts-per-user":
+                maximumPromptsPerUser = try Self.number(value, 1...4_096, place)
             case "idle-timeout":
                 idleTimeoutSeconds = try Self.number(value, 1...86_400, place)
             case "pidfd-source":

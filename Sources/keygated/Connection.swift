@@ -2,48 +2,66 @@ import Glibc
 import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
+import Synchronization
 
-/// One client connection, served on its own thread: frames are read with a deadline (the
-/// idle timeout), decoded and checked for order *before* anything acts on them, answered one
-/// at a time, and written with a send timeout. Any protocol error, a stalled reader or writer,
-/// or an idle timeout ends this connection only: an error frame (request id 0, with the
-/// status) when it can still be sent, then close. Nothing a connection sends reaches the
+/// One client connection. Its reading thread reads frames with a deadline (the idle timeout,
+/// suspended while a request is in flight: a prompt may wait longer), decodes them and checks
+/// their order *before* anything acts on them. Requests run one at a time on the
+/// connection's own ``RequestWorker`` thread, so the reading thread keeps serving the
+/// request's `promptAnswer` and `cancel` frames and sees a disconnect at once (which ends a
+/// waiting prompt, hence its PAM transaction). Frames are written whole under the ``Wire``'s
+/// lock, with a send timeout.
+///
+/// Any protocol error, a stalled reader or writer, or an idle timeout ends this connection
+/// only: an error frame (request id 0, with the status) when it can still be sent, then close
+/// (after the request in flight, if any, has ended). Nothing a connection sends reaches the
 /// facade except a fully decoded, in-order request.
-final class Connection: @unchecked Sendable {
-    // Owned by this connection's thread only, after start().
-    private let socket: Int32
+final class Connection: Sendable {
     private let identity: PeerIdentity
     private let pidfd: Int32
     private let keychains: UserKeychains
     private let configuration: Configuration
-    private var decoder: FrameDecoder
-    private var sequence = ClientSequence()
-    private var keychain: Keychain?
+    private let wire: Wire
+    private let relay: PromptRelay
+    private let worker = RequestWorker()
+    /// Set by hello, on the reading thread, before any request can run.
+    private let keychain = Mutex<Keychain?>(nil)
 
     init(socket: Int32, identity: PeerIdentity, pidfd: Int32, keychains: UserKeychains, configuration: Configuration) {
-        self.socket = socket
         self.identity = identity
         self.pidfd = pidfd
         self.keychains = keychains
         self.configuration = configuration
-        self.decoder = FrameDecoder(maximumLength: configuration.maximumFrameLength)
+        self.wire = Wire(
+            socket: socket, maximumFrameLength: configuration.maximumFrameLength,
+            who: "uid \(identity.uid) pid \(identity.pid)")
+        self.relay = PromptRelay(wire: wire, timeoutSeconds: configuration.promptTimeoutSeconds)
     }
 
-    /// Serves until the client leaves or breaks the protocol; closes the socket and the pidfd.
+    private var socket: Int32 { wire.socket }
+
+    /// Serves until the client leaves or breaks the protocol; ends the request in flight (a
+    /// waiting prompt answers as cancelled), then closes the socket and the pidfd.
     func serve() {
         defer {
+            relay.disconnect()
+            worker.stop()
             close(pidfd)
             close(socket)
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var decoder = FrameDecoder(maximumLength: configuration.maximumFrameLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        defer { SecretBytes.wipe(&buffer) }
+        defer { SecretData.wipe(&buffer) }
         while true {
             var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(configuration.idleTimeoutSeconds * 1000))
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else {
+                // A request in flight (perhaps waiting on a prompt) is not idleness.
+                if decoder.bufferedCount == 0 && wire.inFlight != nil { continue }
                 let what = decoder.bufferedCount > 0 ? "a half-sent frame" : "no request"
                 end(
                     KeygateError(
@@ -78,70 +96,62 @@ final class Connection: @unchecked Sendable {
     private func handle(_ frame: Frame) -> Bool {
         let message: Message
         do throws(ProtocolError) {
-            try sequence.accept(frame)
+            try wire.accept(frame)
             message = try Message(frame)
         } catch {
             refuse(error)
             return false
         }
-        let reply: Message
+        let handler = RequestHandler(identity: identity, keychains: keychains, relay: relay)
         switch message {
         case .hello(let minimum, let maximum, let groups, _):
-            let (answer, keychain) = RequestHandler(identity: identity, keychains: keychains)
-                .hello(minimum: minimum, maximum: maximum, accessGroups: groups)
+            let (answer, keychain) = handler.hello(minimum: minimum, maximum: maximum, accessGroups: groups)
             guard let keychain else {
-                send(answer, requestID: frame.requestID)
+                wire.reply(answer, requestID: frame.requestID)
                 return false
             }
-            self.keychain = keychain
-            reply = answer
-            sequence.finished()
-        case .cancel, .promptAnswer:
-            // No prompt is ever outstanding in this layer; a cancel of the request in flight
-            // cannot arrive while it runs (requests are answered before the next read).
+            self.keychain.withLock { $0 = keychain }
+            return wire.reply(answer, requestID: frame.requestID)
+        case .cancel:
+            relay.cancel()
+            return true
+        case .promptAnswer(let answer):
+            relay.deliver(answer)
             return true
         default:
-            reply = RequestHandler(identity: identity, keychains: keychains).reply(to: message, keychain: keychain!)
-            sequence.finished()
+            return start(message, requestID: frame.requestID, handler: handler)
         }
-        return send(reply, requestID: frame.requestID)
     }
 
-    /// Sends `message`; false (and the connection ends) when it cannot be sent in time.
-    @discardableResult
-    private func send(_ message: Message, requestID: UInt32) -> Bool {
-        var frame = message.frame(requestID: requestID)
-        defer { frame.wipe() }
-        var bytes: [UInt8]
-        do throws(ProtocolError) {
-            bytes = try frame.encoded(maximumLength: configuration.maximumFrameLength)
-        } catch {
-            let tooLarge = KeygateError(.allocate, "the reply exceeds the frame limit; ask for fewer items")
-            return send(Message(tooLarge), requestID: requestID)
+    /// Hands a request to the worker; its reply is sent from there.
+    private func start(_ message: Message, requestID: UInt32, handler: RequestHandler) -> Bool {
+        guard let keychain = keychain.withLock({ $0 }) else { return false }
+        relay.begin(
+            PromptRelay.Scope(
+                requestID: requestID, reuseSeconds: RelayedRequest.reuseSeconds(message),
+                terminal: CallerTerminal.read(pid: identity.pid, pidfd: pidfd)))
+        let relay = self.relay
+        let wire = self.wire
+        let timeout = configuration.promptTimeoutSeconds
+        let started = worker.submit {
+            let reply = handler.reply(to: message, keychain: keychain)
+            wire.reply(RelayedRequest.final(reply, ending: relay.finish(), timeout: timeout), requestID: requestID)
         }
-        defer { SecretBytes.wipe(&bytes) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                Log.line("uid \(identity.uid) pid \(identity.pid): the client stopped reading; connection closed")
-                return false
-            }
-            offset += written
+        guard started else {
+            _ = relay.finish()
+            end(KeygateError(.allocate, "no thread for the request"))
+            return false
         }
         return true
     }
 
     private func refuse(_ error: ProtocolError) {
         Log.line("uid \(identity.uid) pid \(identity.pid): \(error); connection closed")
-        send(.error(status: error.status, message: error.description), requestID: 0)
+        wire.fail(.error(status: error.status, message: error.description))
     }
 
     private func end(_ error: KeygateError) {
         Log.line("uid \(identity.uid) pid \(identity.pid): \(error.message); connection closed")
-        send(Message(error), requestID: 0)
+        wire.fail(Message(error))
     }
 }

@@ -10,6 +10,8 @@ struct RequestHandler: Sendable {
 
     let identity: PeerIdentity
     let keychains: UserKeychains
+    /// The connection's prompt relay (nil: nobody to ask).
+    var relay: PromptRelay? = nil
 
     /// The reply to `hello`: protocol 1 when the client speaks it, and the keychain for its groups.
     func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
@@ -24,7 +26,7 @@ struct RequestHandler: Sendable {
             return (Message(KeygateError(.param, "access groups must be 1 to 256 bytes, at most 64 of them")), nil)
         }
         do {
-            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups)
+            let keychain = try keychains.keychain(for: identity, accessGroups: accessGroups, relay: relay)
             return (.helloReply(version: FrameLimits.version, daemonVersion: Self.daemonVersion), keychain)
         } catch {
             Log.line("uid \(identity.uid): store unavailable: \(error.status)")
@@ -41,30 +43,30 @@ struct RequestHandler: Sendable {
                     mode: "daemon", uid: identity.uid, gid: identity.gid, pid: identity.pid,
                     executable: identity.executable, daemonVersion: Self.daemonVersion,
                     pidfdSource: identity.pidfdSource))
-        case .add(let payload):
-            let request = AddRequest(payload)
+        case .add(let request):
             return Self.outcome { () async throws(KeygateError) -> Message in
                 try await keychain.add(request)
                 return .done
             }
-        case .copyMatching(let payload):
-            let query = ItemQuery(payload)
+        case .copyMatching(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                .items(try await keychain.copyMatching(query).map(ItemPayload.init))
+                let context = try proofContext(reuseSeconds: reuseSeconds)
+                return .items(try await keychain.copyMatching(query, context: context))
             }
-        case .update(let payload, let changes):
-            let query = ItemQuery(payload)
-            let changes = ItemChanges(changes)
+        case .update(let query, let changes, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                try await keychain.update(query, changes: changes)
+                let context = try proofContext(reuseSeconds: reuseSeconds)
+                try await keychain.update(query, changes: changes, context: context)
                 return .done
             }
-        case .delete(let payload):
-            let query = ItemQuery(payload)
+        case .delete(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                try await keychain.delete(query)
+                let context = try proofContext(reuseSeconds: reuseSeconds)
+                try await keychain.delete(query, context: context)
                 return .done
             }
+        case .lock:
+            return lock()
         case .auditShow, .auditVerify:
             return Message(
                 KeygateError(.unimplemented, "the audit trail is not served by this daemon version yet"))
@@ -72,6 +74,22 @@ struct RequestHandler: Sendable {
             // The sequence check lets only requests reach here; anything else is a daemon bug.
             return Message(KeygateError(.badReq, "not a request"))
         }
+    }
+
+    /// The context a copyMatching, update or delete runs in, for a request carrying
+    /// `reuseSeconds`: refused above 300 s (`errSecParam`, before the facade is called).
+    /// Every request gets the keychain's own fresh context (nil): the window reaches the
+    /// daemon's authenticator through the connection's prompt relay, which alone decides what
+    /// is reused (``DaemonAuthenticator``, ``ProofCache``).
+    private func proofContext(reuseSeconds: UInt32) throws(KeygateError) -> AuthenticationContext? {
+        try ReuseWindow.check(reuseSeconds)
+        return nil
+    }
+
+    /// The reply to `lock`: the caller's reusable proofs are forgotten, then `done`.
+    private func lock() -> Message {
+        keychains.forgetProofs(of: identity)
+        return .done
     }
 
     /// Runs a facade call on the concurrency pool and waits for it on this connection's thread.

@@ -1,5 +1,6 @@
 import Keygate
 import KeygateLinux
+import KeygatePAM
 import KeygatePolicy
 import KeygateStore
 import Synchronization
@@ -8,33 +9,53 @@ import Synchronization
 /// first use and shared by all of the uid's connections. There is no way to name another
 /// uid: the uid comes from ``PeerIdentity``.
 ///
-/// This layer has no prompt relay yet: the keychain's interaction policy is `fail`, so any
-/// operation that needs a proof is `errSecInteractionNotAllowed`, as a non-interactive
-/// embedded call would be. Failures are counted in memory per uid (persisted next layer).
+/// Proofs come from PAM in the daemon for the peer's account, the conversation relayed over
+/// the caller's own connection (``DaemonAuthenticator``, ``PromptRelay``); proofs are reused
+/// from the daemon's memory only (``ProofCache``); failures are counted per uid in its state
+/// directory (``DaemonAttemptLedger``), one ledger object per uid for all its connections.
 final class UserKeychains: Sendable {
     private let state: StateDirectory
     private let configuration: Configuration
     private let policies: PolicySet
     private let stores = Mutex<[UInt32: any ItemStore]>([:])
-    private let ledgers = Mutex<[UInt32: InMemoryAttemptLedger]>([:])
+    private let ledgers = Mutex<[UInt32: DaemonAttemptLedger]>([:])
+    /// Prompts waiting at once (`max-prompts`, `max-prompts-per-user`).
+    let promptSlots: PromptSlots
+    /// The proofs the daemon remembers for reuse.
+    let proofs = ProofCache()
 
     init(state: StateDirectory, configuration: Configuration, policies: PolicySet = .empty) {
         self.state = state
         self.configuration = configuration
         self.policies = policies
+        self.promptSlots = PromptSlots(
+            total: configuration.maximumPrompts, perUser: configuration.maximumPromptsPerUser)
     }
 
     /// The keychain of `identity`'s uid, for a caller that asked for `accessGroups`: the
     /// daemon's rules and grants apply to the caller's executable as the kernel reports it.
     /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
-    func keychain(for identity: PeerIdentity, accessGroups: [String]) throws(KeygateError) -> Keychain {
+    /// Proofs are asked through `relay`, the caller's own connection; without one nobody can
+    /// be asked (interaction `fail`: a read that needs a proof is `errSecInteractionNotAllowed`).
+    /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
+    func keychain(for identity: PeerIdentity, accessGroups: [String], relay: PromptRelay? = nil)
+        throws(KeygateError) -> Keychain
+    {
         let store = try store(identity.uid)
+        let ledger = try ledger(identity.uid)
+        let authenticator: any Authenticator =
+            if let relay {
+                DaemonAuthenticator(
+                    identity: identity, relay: relay, slots: promptSlots, proofs: proofs,
+                    configuration: PAMAuthenticator.Configuration())
+            } else {
+                NoPromptAuthenticator(reason: "this connection has no prompt relay")
+            }
         return Keychain(
-            store: store, accessGroups: accessGroups,
-            authenticator: NoPromptAuthenticator(reason: "the daemon does not relay prompts yet"),
+            store: store, accessGroups: accessGroups, authenticator: authenticator,
             device: device(for: identity),
             organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
-            attemptLedger: ledger(identity.uid), defaultInteraction: .fail)
+            attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow)
     }
 
     /// The device as the daemon sees it for this caller: the configured mode, the caller's own
@@ -48,10 +69,18 @@ final class UserKeychains: Sendable {
             onWarning: { Log.line("uid \(identity.uid): \($0)") })
     }
 
-    private func ledger(_ uid: UInt32) -> InMemoryAttemptLedger {
-        ledgers.withLock { ledgers in
+    /// The uid's persistent failure counters, one object per uid (so parallel connections
+    /// count under one lock).
+    private func ledger(_ uid: UInt32) throws(KeygateError) -> DaemonAttemptLedger {
+        try ledgers.withLock { ledgers throws(KeygateError) -> DaemonAttemptLedger in
             if let ledger = ledgers[uid] { return ledger }
-            let ledger = InMemoryAttemptLedger()
+            let directory: String
+            do {
+                directory = try state.userDirectory(uid)
+            } catch {
+                throw KeygateError(.notAvailable, "the state directory of uid \(uid) is unusable: \(error)")
+            }
+            let ledger = DaemonAttemptLedger(path: directory + "/attempts")
             ledgers[uid] = ledger
             return ledger
         }

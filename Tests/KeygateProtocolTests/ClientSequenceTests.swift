@@ -1,3 +1,4 @@
+import Keygate
 import KeygateProtocol
 import Testing
 
@@ -57,12 +58,33 @@ import Testing
         #expect(throws: ProtocolError.outOfOrder("request 2 is not in flight")) {
             try sequence.accept(Self.frame(.cancel, 2))
         }
-        try sequence.accept(Self.frame(.copyMatching(QueryPayload()), 2))
+        try sequence.accept(Self.frame(.copyMatching(ItemQuery()), 2))
         #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.promptAnswer(nil), 2)) }
         sequence.prompted()
         try sequence.accept(Self.frame(.promptAnswer(nil), 2))
         #expect(!sequence.promptOutstanding)
         try sequence.accept(Self.frame(.cancel, 2))
         #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.cancel, 3)) }
+    }
+
+    @Test func aCancelThatCrossedTheReplyIsAcceptedAsLate() throws {
+        var sequence = ClientSequence()
+        try sequence.accept(Self.frame(Self.hello, 1))
+        sequence.finished()
+        // The hello is not a request a client can cancel.
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.cancel, 1)) }
+        let request = Self.frame(.delete(ItemQuery()), 2)
+        try sequence.accept(request)
+        let early = Self.frame(.cancel, 2)
+        try sequence.accept(early)
+        #expect(!sequence.isLate(cancel: early))
+        sequence.finished()
+        let late = Self.frame(.cancel, 2)
+        try sequence.accept(late)
+        #expect(sequence.isLate(cancel: late))
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.cancel, 1)) }
+        // The next request still needs a higher id.
+        #expect(throws: ProtocolError.self) { try sequence.accept(Self.frame(.status, 2)) }
+        try sequence.accept(Self.frame(.status, 3))
     }
 }

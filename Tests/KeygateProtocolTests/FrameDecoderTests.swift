@@ -1,5 +1,7 @@
+import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 import Testing
 
 /// The incremental decoder's typed rejections.
@@ -77,10 +79,10 @@ import Testing
     @Test func invalidFieldValuesAreMalformed() throws {
         // A boolean that is 2, an optional tag of 3, invalid UTF-8, an unknown protection class,
         // an access control that does not parse.
-        var query = Message.delete(QueryPayload()).frame(requestID: 1)
+        var query = Message.delete(ItemQuery()).frame(requestID: 1)
         query.payload[5] = 3  // synchronizable
         #expect(throws: ProtocolError.malformed("synchronizable: must be 0, 1 or 2")) { _ = try Message(query) }
-        var optional = Message.delete(QueryPayload()).frame(requestID: 1)
+        var optional = Message.delete(ItemQuery()).frame(requestID: 1)
         optional.payload[0] = 3
         #expect(throws: ProtocolError.malformed("service: an optional's tag must be 0 or 1")) {
             _ = try Message(optional)
@@ -89,14 +91,14 @@ import Testing
         #expect(throws: ProtocolError.malformed("message: not UTF-8")) { _ = try Message(badUTF8) }
         let withNUL = Frame(type: .error, requestID: 1, payload: [0, 0, 0, 0, 0, 0, 0, 1, 0])
         #expect(throws: ProtocolError.malformed("message: contains NUL")) { _ = try Message(withNUL) }
-        var add = Message.add(AddPayload(service: "s", account: "a", data: SecretBytes(bytes: [])))
+        var add = Message.add(AddRequest(service: "s", account: "a", data: SecretData(bytes: [])))
             .frame(requestID: 1)
         // service(4+1) account(4+1) group tag, label tag, generic tag, sync (13) → protection tag at 14.
         add.payload[14] = 2
         #expect(throws: ProtocolError.malformed("protection: tag must be 0 or 1")) { _ = try Message(add) }
         let presence = MessageRoundTripTests.presence
         var control = Message.add(
-            AddPayload(service: "s", account: "a", protection: .accessControl(presence), data: SecretBytes(bytes: []))
+            AddRequest(service: "s", account: "a", accessControl: presence, data: SecretData(bytes: []))
         ).frame(requestID: 1)
         // Corrupt the first byte of the access control's text form.
         let text = Array(presence.textForm.utf8)

@@ -1,5 +1,7 @@
+import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 import Testing
 
 /// Every message survives encode → frame bytes → decode unchanged.
@@ -10,31 +12,35 @@ import Testing
         .hello(minimumVersion: 1, maximumVersion: 3, accessGroups: ["a", "b.c"], client: "keygate"),
         .status,
         .add(
-            AddPayload(
+            AddRequest(
                 service: "api", account: "me", accessGroup: "g", label: "L", generic: [0, 1, 255],
-                synchronizable: true, protection: .accessible(.afterFirstUnlock), data: SecretBytes(bytes: [1, 2, 3]),
+                synchronizable: true, protection: .afterFirstUnlock, data: SecretData(bytes: [1, 2, 3]),
                 authenticationUI: .fail, otherAttributes: ["srvr": "x", "acct2": ""])),
-        .add(
-            AddPayload(
-                service: "s", account: "a", protection: .accessControl(presence), data: SecretBytes(bytes: []))),
+        .add(AddRequest(service: "s", account: "a", accessControl: presence, data: SecretData(bytes: []))),
         .copyMatching(
-            QueryPayload(
+            ItemQuery(
                 service: "s", account: nil, accessGroup: "g", label: "l", generic: [9], synchronizable: .any,
                 protection: .whenUnlocked, matchLimit: .count(7), returnData: true, returnAttributes: true,
-                authenticationUI: .skip, operationPrompt: "why", otherAttributes: ["k": "v"])),
-        .copyMatching(QueryPayload(matchLimit: .all)),
+                authenticationUI: .skip, operationPrompt: "why", otherAttributes: ["k": "v"]),
+            reuseSeconds: 300),
+        .copyMatching(ItemQuery(matchLimit: .all)),
+        // A count below 1 travels as 0 for the facade to refuse, as it does embedded.
+        .copyMatching(ItemQuery(matchLimit: .count(0)), reuseSeconds: 301),
         .update(
-            QueryPayload(service: "s", matchLimit: .one),
-            ChangesPayload(
+            ItemQuery(service: "s", matchLimit: .one),
+            ItemChanges(
                 service: "t", account: "u", accessGroup: "g", label: "l", generic: [], synchronizable: false,
-                protection: .accessControl(presence), data: SecretBytes(bytes: [7]), otherAttributes: ["z": "1"])),
-        .update(QueryPayload(), ChangesPayload()),
-        .delete(QueryPayload(service: "s", synchronizable: .yes)),
+                protection: .accessControl(presence), data: SecretData(bytes: [7]), otherAttributes: ["z": "1"]),
+            reuseSeconds: 10),
+        .update(ItemQuery(), ItemChanges(protection: .accessible(.afterFirstUnlock))),
+        .delete(ItemQuery(service: "s", synchronizable: .yes), reuseSeconds: UInt32.max),
+        .delete(ItemQuery()),
         .auditShow(limit: 20),
         .auditVerify,
-        .promptAnswer(SecretBytes(bytes: Array("pass".utf8))),
+        .promptAnswer(SecretData("pass")),
         .promptAnswer(nil),
         .cancel,
+        .lock,
         .helloReply(version: 1, daemonVersion: "keygated 0.1"),
         .statusReply(
             StatusPayload(
@@ -42,12 +48,21 @@ import Testing
                 daemonVersion: "v", pidfdSource: "SO_PEERPIDFD")),
         .done,
         .items([
-            ItemPayload(
-                attributes: AttributesPayload(
-                    service: "s", account: "a", accessGroup: "g", synchronizable: false, label: nil, generic: [3],
-                    accessControl: presence, created: Timestamp(nanoseconds: 5), modified: Timestamp(nanoseconds: -1)),
-                data: SecretBytes(bytes: [0xFF])),
-            ItemPayload(attributes: nil, data: nil),
+            MatchedItem(
+                attributes: ItemAttributes(
+                    ItemFields(
+                        identity: ItemIdentity(accessGroup: "g", account: "a", service: "s"), label: nil,
+                        generic: [3], accessControl: presence, created: Timestamp(nanoseconds: 5),
+                        modified: Timestamp(nanoseconds: -1))),
+                data: SecretData(bytes: [0xFF])),
+            MatchedItem(
+                attributes: ItemAttributes(
+                    ItemFields(
+                        identity: ItemIdentity(accessGroup: "g", account: "b", service: "s", synchronizable: true),
+                        label: "L", accessControl: try! AccessControl(protection: .afterFirstUnlock),
+                        created: Timestamp(nanoseconds: 1), modified: Timestamp(nanoseconds: 2))),
+                data: nil),
+            MatchedItem(attributes: nil, data: nil),
         ]),
         .auditRecords(["{}", "{\"a\":1}"]),
         .auditVerified(records: 12, problem: nil),
@@ -95,9 +110,41 @@ import Testing
         #expect(Message.done.keygateError == nil)
     }
 
-    @Test func descriptionsNeverShowSecretBytes() {
-        let secret = SecretBytes(bytes: Array("hunter2".utf8))
-        #expect(secret.description == "<SecretBytes: 7 bytes>")
+    @Test func descriptionsNeverShowSecretValues() {
+        let secret = SecretData("hunter2")
+        #expect(secret.description == "<SecretData: 7 bytes>")
         #expect(!"\(Message.promptAnswer(secret))".contains("hunter2"))
+        let add = Message.add(AddRequest(service: "s", account: "a", data: secret))
+        #expect(!"\(add)".contains("hunter2"))
+    }
+
+    @Test func theReuseWindowTravelsAfterTheQueryAndDefaultsToNone() throws {
+        let query = ItemQuery(service: "s")
+        let none = Message.delete(query).frame(requestID: 1)
+        let five = Message.delete(query, reuseSeconds: 5).frame(requestID: 1)
+        #expect(none.payload.suffix(4) == [0, 0, 0, 0])
+        #expect(five.payload.suffix(4) == [0, 0, 0, 5])
+        #expect(none.payload.dropLast(4) == five.payload.dropLast(4))
+        // A request without the field (the layout before it existed) is malformed, not a window of 0.
+        var short = five
+        short.payload.removeLast(4)
+        #expect(throws: ProtocolError.malformed("reuseSeconds: payload ends early")) { _ = try Message(short) }
+    }
+
+    @Test func theReuseWindowIsCappedAtAppleMaximum() throws {
+        try ReuseWindow.check(0)
+        try ReuseWindow.check(300)
+        let error = #expect(throws: KeygateError.self) { try ReuseWindow.check(301) }
+        #expect(error?.status == .param)
+        #expect(error?.message.contains("reuseSeconds") == true)
+    }
+
+    @Test func lockHasNoPayload() throws {
+        let frame = Message.lock.frame(requestID: 9)
+        #expect(frame.type.rawValue == 0x0B)
+        #expect(frame.payload.isEmpty)
+        var extra = frame
+        extra.payload = [1]
+        #expect(throws: ProtocolError.self) { _ = try Message(extra) }
     }
 }

@@ -1,6 +1,8 @@
 import Glibc
+import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 
 // keygated-probe SOCKET COMMAND ARGS: a minimal protocol client for KeygatedTests, run as other
 // uids through setpriv. Prints one line per result; "error <status> <message>" and exit 1 on an
@@ -84,7 +86,7 @@ _ = client.request(.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: [g
 let command = arguments[1]
 let rest = Array(arguments.dropFirst(2))
 
-func value(_ text: String) -> SecretBytes { SecretBytes(bytes: Array(text.utf8)) }
+func value(_ text: String) -> SecretData { SecretData(text) }
 
 switch command {
 case "status":
@@ -93,37 +95,37 @@ case "status":
     print("exe=\(status.executable)")
     print("version=\(status.daemonVersion)")
 case "add":
-    var protection = WireProtection.accessible(.default)
+    var protection = ItemProtection.accessible(.default)
     if rest.count > 3, rest[3] == "presence" {
         protection = .accessControl(try! AccessControl(protection: .whenUnlocked, flags: .userPresence))
     }
     _ = client.request(
-        .add(AddPayload(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
+        .add(AddRequest(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
     print("ok")
 case "get":
-    let reply = client.request(.copyMatching(QueryPayload(service: rest[0], account: rest[1], returnData: true)))
+    let reply = client.request(.copyMatching(ItemQuery(service: rest[0], account: rest[1], returnData: true)))
     guard case .items(let items) = reply, let data = items.first?.data else { fail("unexpected reply") }
     print(data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
 case "update":
     _ = client.request(
-        .update(QueryPayload(service: rest[0], account: rest[1]), ChangesPayload(data: value(rest[2]))))
+        .update(ItemQuery(service: rest[0], account: rest[1]), ItemChanges(data: value(rest[2]))))
     print("ok")
 case "delete":
-    _ = client.request(.delete(QueryPayload(service: rest[0], account: rest[1])))
+    _ = client.request(.delete(ItemQuery(service: rest[0], account: rest[1])))
     print("ok")
 case "count":
-    let reply = client.request(.copyMatching(QueryPayload(matchLimit: .all, returnAttributes: true)))
+    let reply = client.request(.copyMatching(ItemQuery(matchLimit: .all, returnAttributes: true)))
     guard case .items(let items) = reply else { fail("unexpected reply") }
     print(items.count)
 case "add-many":
     for index in 0..<Int(rest[1])! {
-        _ = client.request(.add(AddPayload(service: rest[0], account: "\(index)", data: value("v\(index)"))))
+        _ = client.request(.add(AddRequest(service: rest[0], account: "\(index)", data: value("v\(index)"))))
         print("acked \(index)")
         fflush(nil)
     }
 case "stall":
-    client.send(.copyMatching(QueryPayload(matchLimit: .all, returnAttributes: true)))
+    client.send(.copyMatching(ItemQuery(matchLimit: .all, returnAttributes: true)))
     while true { sleep(60) }
 default:
-    fail("unknown command \(command)")
+    guard RelayModes.run(command, rest, &client) else { fail("unknown command \(command)") }
 }

@@ -18,6 +18,8 @@ final class DaemonFixture {
     let configPath: String?
     private(set) var process: Process?
     private var logCount = 0
+    /// The daemon's environment (nil: the test process's), for PAM and NSS wrappers.
+    var environment: [String: String]?
 
     /// Fails the test (never skips) when the test process is not root.
     static func requireRoot() throws {
@@ -67,7 +69,8 @@ final class DaemonFixture {
         var arguments = ["--socket", socket, "--state-directory", state]
         if let configPath { arguments += ["--config", configPath] }
         logCount += 1
-        let process = try Self.launch(Self.daemonPath, arguments, output: directory + "/daemon-\(logCount).log")
+        let process = try Self.launch(
+            Self.daemonPath, arguments, output: directory + "/daemon-\(logCount).log", environment: environment)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while access(socket, F_OK) != 0 || (keepingSocket && !answers()) {
@@ -133,12 +136,15 @@ final class DaemonFixture {
     }
 
     /// Starts `path` with standard output and error into `output`.
-    static func launch(_ path: String, _ arguments: [String], output: String) throws -> Process {
+    static func launch(_ path: String, _ arguments: [String], output: String, environment: [String: String]? = nil)
+        throws -> Process
+    {
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice

@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
+import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateStore
 import Testing
 
 /// Broken and hostile clients end their own connection only; everyone else keeps being served.
@@ -57,7 +59,7 @@ import Testing
         let big = try daemon.connect()
         try big.greet()
         let add = Message.add(
-            AddPayload(service: "s", account: "a", data: SecretBytes(bytes: [UInt8](repeating: 7, count: 70_000))))
+            AddRequest(service: "s", account: "a", data: SecretData(bytes: [UInt8](repeating: 7, count: 70_000))))
         try big.send(add, id: 2)
         #expect(big.receive()?.message.keygateError?.status.rawValue == -50)
         try Self.expectServing(daemon, "after oversized frames")
@@ -101,11 +103,11 @@ import Testing
         try stalled.greet()
         // 20 items of 40 KB: an 800 KB reply that overflows the socket buffers while nobody reads.
         for index in 0..<20 {
-            let value = SecretBytes(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
-            try stalled.send(.add(AddPayload(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
+            let value = SecretData(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
+            try stalled.send(.add(AddRequest(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
             #expect(stalled.receive()?.message == .done)
         }
-        try stalled.send(.copyMatching(QueryPayload(service: "big", matchLimit: .all, returnData: true)), id: 100)
+        try stalled.send(.copyMatching(ItemQuery(service: "big", matchLimit: .all, returnData: true)), id: 100)
         sleep(1)
         let started = Date()
         for _ in 0..<3 { try Self.expectServing(daemon, "while a client does not read") }

@@ -70,14 +70,17 @@ import Testing
         #expect(try daemon.probe(as: a, "get", "api", "me").lines.first?.hasPrefix("error -25300") == true)
     }
 
-    @Test func anItemWithAccessControlAnswersInteractionNotAllowedWithoutARelay() throws {
+    /// PAM runs for the peer uid's own account name: a uid without a passwd entry cannot be
+    /// authenticated at all, so the read is denied (fail closed), never served.
+    @Test func anItemWithAccessControlIsDeniedForAUidWithoutAUserName() throws {
         let daemon = try DaemonFixture(config: "device-state = unlocked\n")
         try daemon.start()
         let a = DaemonFixture.userA
         #expect(try daemon.probe(as: a, "add", "gated", "me", "v", "presence").lines == ["ok"])
         let read = try daemon.probe(as: a, "get", "gated", "me")
         #expect(read.status == 1)
-        #expect(read.lines.first?.hasPrefix("error -25308") == true, "\(read.output)")
+        #expect(read.lines.first?.hasPrefix("error -25291") == true, "\(read.output)")
+        #expect(!read.output.contains("v\n"))
     }
 
     @Test(arguments: ["auto", "pidfd_open"])

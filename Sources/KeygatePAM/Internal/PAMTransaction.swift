@@ -28,7 +28,8 @@ private let noFailDelay: keygate_pam_delay_fn = { _, _, _ in }
 /// pam_acct_mgmt, pam_end. Call it from a dedicated thread (modules block and sleep).
 enum PAMTransaction {
     static func run(
-        library: PAMLibrary, service: String, user: String, conversation: PAMConversation
+        library: PAMLibrary, service: String, user: String, caller: PAMCaller = PAMCaller(),
+        conversation: PAMConversation
     ) -> PAMTransactionResult {
         let functions = library.functions
         let retained = Unmanaged.passRetained(conversation)
@@ -54,6 +55,11 @@ enum PAMTransaction {
         // Without the hook libpam would sleep on a failure inside the transaction: a libpam that
         // refuses it ends the attempt with its status (failing closed) instead of running on.
         var code = functions.setItem(pamh, PAM_FAIL_DELAY, keygate_pam_delay_item(noFailDelay))
+        // The caller's description; PAM_RHOST stays unset (a local caller has no remote host).
+        for (item, value) in [(PAM_TTY, caller.terminal), (PAM_RUSER, caller.remoteUser)] where code == PAM_SUCCESS {
+            guard let value else { continue }
+            code = functions.setItem(pamh, item, value)
+        }
         var step = PAMTransactionResult.Step.start
         guard code == PAM_SUCCESS else {
             let outcome = result(code, step)

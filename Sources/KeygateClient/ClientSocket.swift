@@ -1,0 +1,122 @@
+import Glibc
+import KeygatePolicy
+import KeygateProtocol
+import KeygateStore
+import Synchronization
+
+/// One connected Unix stream socket to `keygated`, read and written in whole frames with
+/// deadlines. Not thread-safe by itself: ``ClientConnection`` serialises its use, except
+/// ``send(_:requestID:)``, which takes a lock so a cancel can be written while a request waits.
+final class ClientSocket: @unchecked Sendable {
+    let path: String
+    // Written once in init; closed once in deinit.
+    private let fd: Int32
+    // Used by the one exchange running at a time (ClientConnection's queue).
+    private var decoder = FrameDecoder(maximumLength: FrameLimits.hardMaximumLength)
+    private var pending: [Frame] = []
+    private let sendLock = Mutex<Void>(())
+
+    /// Connects to `path`.
+    /// - Throws: `errSecParam` for a path too long for a Unix socket; `errSecNotAvailable`,
+    ///   naming the socket, when nothing listens there or the connection is refused.
+    init(path: String) throws(KeygateError) {
+        self.path = path
+        var address = sockaddr_un()
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !path.isEmpty, path.utf8.count < capacity, !path.utf8.contains(0) else {
+            throw KeygateError(.param, "socket path '\(path)' must be 1 to \(capacity - 1) bytes without NUL")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw KeygateError(.notAvailable, "keygated at \(path): no socket: \(Self.reason(errno))")
+        }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let cause = errno
+            close(fd)
+            throw KeygateError(.notAvailable, "keygated at \(path) is not available: \(Self.reason(cause))")
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Ends the connection in both directions (a waiting read returns at once).
+    func shutDown() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Writes `message` as one frame.
+    /// - Throws: `errSecNotAvailable` when the daemon has gone; `errSecParam` when the frame
+    ///   exceeds the protocol's hard limit.
+    func send(_ message: Message, requestID: UInt32) throws(KeygateError) {
+        var frame = message.frame(requestID: requestID)
+        defer { frame.wipe() }
+        var bytes: [UInt8]
+        do throws(ProtocolError) {
+            bytes = try frame.encoded(maximumLength: FrameLimits.hardMaximumLength)
+        } catch {
+            throw KeygateError(.param, "the request is too large to send: \(error)")
+        }
+        defer { SecretData.wipe(&bytes) }
+        let failure: Int32? = sendLock.withLock { _ -> Int32? in
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeBytes { raw in
+                    Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return errno }
+                offset += written
+            }
+            return nil
+        }
+        if let failure {
+            throw KeygateError(.notAvailable, "keygated at \(path) closed the connection: \(Self.reason(failure))")
+        }
+    }
+
+    /// The next frame from the daemon, waiting at most `timeout` seconds for it.
+    /// - Throws: `errSecNotAvailable`, naming the socket, when the daemon closes the connection,
+    ///   sends bytes that are not a frame, or sends nothing in time.
+    func receive(timeout: Double) throws(KeygateError) -> Frame {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        defer { SecretData.wipe(&buffer) }
+        var remaining = Int32(clamping: Int((timeout * 1000).rounded(.up)))
+        while pending.isEmpty {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let started = Self.milliseconds()
+            let ready = poll(&poller, 1, remaining)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else {
+                throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
+            }
+            remaining = max(0, remaining - Int32(clamping: Self.milliseconds() - started))
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard count > 0 else {
+                throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
+            }
+            do throws(ProtocolError) {
+                pending += try decoder.append(buffer[0..<count])
+            } catch {
+                throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
+            }
+        }
+        return pending.removeFirst()
+    }
+
+    private static func milliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+
+    static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+}

@@ -1,0 +1,90 @@
+import KeygatePAM
+import KeygatePolicy
+
+/// Proves presence inside the daemon for one connection's caller: PAM service `keygate`
+/// (passcode) or `keygate-biometry` (biometry) for the peer uid's own account name
+/// (`getpwuid_r`; a uid without one is denied), with `PAM_TTY` the caller's controlling
+/// terminal and `PAM_RUSER` its user name (`PAM_RHOST` never set), and the conversation relayed
+/// over the connection (``PromptRelay``).
+///
+/// Before PAM, a proof the daemon remembers for the caller's uid, session and terminal
+/// (``ProofCache``) is reused when it lies within the request's window; a screen lock seen
+/// for the caller's session clears those proofs first. A request that finds no free prompt
+/// slot (``PromptSlots``) never reaches PAM. Failures are counted in the keychain's ledger
+/// (the uid's persistent ``DaemonAttemptLedger``), which the context is bound to.
+struct DaemonAuthenticator: Authenticator {
+    let identity: PeerIdentity
+    let relay: PromptRelay
+    let slots: PromptSlots
+    let proofs: ProofCache
+    let configuration: PAMAuthenticator.Configuration
+
+    func mechanism(for factor: Factor) -> String? {
+        switch factor {
+        case .passcode: configuration.passcodeService
+        case .biometry: configuration.biometryService
+        case .companion, .applicationPassword: nil
+        }
+    }
+
+    func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
+        -> AuthenticationOutcome
+    {
+        let scope = relay.scope
+        let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: scope?.terminal)
+        if let key {
+            if context.state.device.isLocked {
+                proofs.clear(uid: key.uid, session: key.session)
+            } else if let reused = reuse(requirement, key: key, window: scope?.reuseSeconds ?? 0, context: context) {
+                return reused
+            }
+        }
+        let user: String
+        do {
+            user = try ProcessOwner.userName(of: identity.uid)
+        } catch {
+            Log.line("uid \(identity.uid) pid \(identity.pid): no user name for the uid; authentication denied")
+            return .unavailable("uid \(identity.uid) has no user name to authenticate", cause: error.cause)
+        }
+        guard slots.acquire(identity.uid) else {
+            Log.line("uid \(identity.uid) pid \(identity.pid): prompt limit reached; request refused")
+            relay.refuseForLimit()
+            return .cancelled
+        }
+        defer { slots.release(identity.uid) }
+        let authenticator: PAMAuthenticator
+        do {
+            authenticator = try PAMAuthenticator(
+                configuration: configuration, source: relay, user: user,
+                caller: PAMCaller(terminal: scope?.terminal?.name, remoteUser: user))
+        } catch {
+            return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
+        }
+        let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        if case .proved(let factors) = outcome, let key {
+            let proved = context.state.proofs.all.filter { factors.contains($0.factor) }
+            proofs.record(proved, key: key, now: context.clock.now())
+        }
+        return outcome
+    }
+
+    /// The first alternative of `requirement` whose factors all have a remembered proof within
+    /// `window`: those proofs are put in the context (with the window) and count as proved.
+    private func reuse(_ requirement: Requirement, key: ProofCache.Key, window: Int, context: AuthenticationContext)
+        -> AuthenticationOutcome?
+    {
+        let now = context.clock.now()
+        for alternative in requirement.alternatives {
+            let found = alternative.factors.compactMap { proofs.reusable($0, key: key, window: window, now: now) }
+            guard !alternative.factors.isEmpty, found.count == alternative.factors.count else { continue }
+            context.update { state in
+                state.setReuseSeconds(window)
+                for proof in found { state.proofs.record(proof) }
+            }
+            var proved = FactorSet()
+            for proof in found { proved.formUnion(FactorSet(proof.factor)) }
+            return .proved(proved)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,85 @@
+import Glibc
+import KeygatePolicy
+import KeygateProtocol
+import KeygateStore
+import Synchronization
+
+/// The writing side of one connection and its order check, shared by the connection's
+/// reading thread, its request worker and the prompt relay (a PAM thread): every frame is
+/// sent whole under one lock, and the ``ClientSequence`` is updated in the same critical
+/// section as the send, so a client that answers at once never races the daemon's own
+/// bookkeeping (a reply is recorded as finished before its bytes leave; a prompt as
+/// outstanding before it is seen).
+final class Wire: Sendable {
+    let socket: Int32
+    private let maximumFrameLength: Int
+    private let who: String
+    private let sequence = Mutex(ClientSequence())
+
+    init(socket: Int32, maximumFrameLength: Int, who: String) {
+        self.socket = socket
+        self.maximumFrameLength = maximumFrameLength
+        self.who = who
+    }
+
+    /// Checks `frame` against the order so far and records it.
+    func accept(_ frame: Frame) throws(ProtocolError) {
+        try sequence.withLock { sequence throws(ProtocolError) in try sequence.accept(frame) }
+    }
+
+    /// The request in flight, if any.
+    var inFlight: UInt32? { sequence.withLock { $0.inFlight } }
+
+    /// Sends the final reply of `requestID`; false when it could not be sent (the connection is
+    /// then shut down, so its reader ends too).
+    @discardableResult
+    func reply(_ message: Message, requestID: UInt32) -> Bool {
+        sequence.withLock { sequence in
+            sequence.finished()
+            return send(message, requestID: requestID)
+        }
+    }
+
+    /// Sends a prompt (or, without `expectsAnswer`, a message) for `requestID` while it is the
+    /// request in flight; false when it is not, or the frame could not be sent.
+    func prompt(_ message: Message, requestID: UInt32, expectsAnswer: Bool) -> Bool {
+        sequence.withLock { sequence in
+            guard sequence.inFlight == requestID else { return false }
+            if expectsAnswer { sequence.prompted() }
+            return send(message, requestID: requestID)
+        }
+    }
+
+    /// Sends a connection-level error (request id 0), best effort.
+    func fail(_ message: Message) {
+        sequence.withLock { _ in _ = send(message, requestID: 0) }
+    }
+
+    /// Sends one frame (the caller holds the lock).
+    private func send(_ message: Message, requestID: UInt32) -> Bool {
+        var frame = message.frame(requestID: requestID)
+        defer { frame.wipe() }
+        var bytes: [UInt8]
+        do throws(ProtocolError) {
+            bytes = try frame.encoded(maximumLength: maximumFrameLength)
+        } catch {
+            let tooLarge = KeygateError(.allocate, "the reply exceeds the frame limit; ask for fewer items")
+            return send(Message(tooLarge), requestID: requestID)
+        }
+        defer { SecretData.wipe(&bytes) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                Log.line("\(who): the client stopped reading; connection closed")
+                shutdown(socket, Int32(SHUT_RDWR))
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}

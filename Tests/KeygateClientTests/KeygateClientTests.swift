@@ -1,0 +1,223 @@
+import Foundation
+import Keygate
+import KeygateClient
+import KeygatePAM
+import KeygatePolicy
+import KeygateProtocol
+import KeygateStore
+import KeygateTesting
+import Testing
+
+/// KeygateClient against a scripted daemon: relayed prompts, cancels, errors that keep their
+/// status, a daemon that goes away, one request in flight.
+@Suite struct KeygateClientTests {
+    static let read = ItemQuery(service: "s", account: "a", returnData: true, operationPrompt: "Read the token")
+
+    @Test func noDaemonIsNotAvailableNamingTheSocket() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/absent.sock"
+        let error = #expect(throws: KeygateError.self) { _ = try KeygateClient(socketPath: path, accessGroups: ["g"]) }
+        #expect(error?.status == .notAvailable)
+        #expect(error?.message.contains(path) == true)
+        let long = #expect(throws: KeygateError.self) {
+            _ = try KeygateClient(socketPath: "/" + String(repeating: "x", count: 200), accessGroups: ["g"])
+        }
+        #expect(long?.status == .param)
+    }
+
+    @Test func helloCarriesTheGroupsAndNameAndARefusalKeepsItsStatus() throws {
+        let daemon = try ScriptedDaemon { peer in
+            let hello = try peer.receive()
+            #expect(
+                hello.message == .hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g", "h"], client: "t"))
+            try peer.send(
+                .error(status: KeygateStatus.unimplemented.rawValue, message: "protocol 9 only"), id: hello.id)
+        }
+        let error = #expect(throws: KeygateError.self) {
+            _ = try KeygateClient(socketPath: daemon.path, accessGroups: ["g", "h"], clientName: "t")
+        }
+        #expect(error == KeygateError(.unimplemented, "protocol 9 only"))
+        daemon.finish()
+    }
+
+    @Test func relayedPromptsAreAnsweredByThePassphraseSource() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let request = try peer.receive()
+            #expect(request.message == .copyMatching(Self.read, reuseSeconds: 0))
+            try peer.send(.prompt(style: .textInfo, text: "Touch the key"), id: request.id)
+            #expect(try peer.receive() == (request.id, .promptAnswer(nil)))
+            try peer.send(.prompt(style: .echoOff, text: "Password: "), id: request.id)
+            #expect(try peer.receive() == (request.id, .promptAnswer(SecretData("right"))))
+            try peer.send(.items([MatchedItem(attributes: nil, data: SecretData("value"))]), id: request.id)
+        }
+        let source = ProgrammaticPassphraseSource(passphrase: "right")
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"], passphraseSource: source)
+        #expect(client.daemonVersion == "scripted")
+        let items = try await client.copyMatching(Self.read)
+        #expect(items.first?.data == SecretData("value"))
+        #expect(source.prompts.map(\.text) == ["Password: "])
+        #expect(source.prompts.first?.echo == false)
+        #expect(source.prompts.first?.reason == "Read the token")
+        #expect(source.messages.map(\.text) == ["Touch the key"])
+        daemon.finish()
+    }
+
+    @Test func aPromptWithoutAnAnswerSendsCancel() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let request = try peer.receive()
+            try peer.send(.prompt(style: .echoOff, text: "Password: "), id: request.id)
+            #expect(try peer.receive() == (request.id, .cancel))
+            try peer.send(Message(KeygateError(.userCanceled, "cancelled")), id: request.id)
+        }
+        // No answer from the source, then no source at all: both cancel.
+        let client = try KeygateClient(
+            socketPath: daemon.path, accessGroups: ["g"],
+            passphraseSource: ProgrammaticPassphraseSource(passphrase: nil))
+        let error = await #expect(throws: KeygateError.self) { _ = try await client.copyMatching(Self.read) }
+        #expect(error?.status == .userCanceled)
+        daemon.finish()
+    }
+
+    @Test func cancelEndsTheRequestInFlight() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            for _ in 0..<2 {
+                let request = try peer.receive()
+                try peer.send(.prompt(style: .textInfo, text: "waiting"), id: request.id)
+                #expect(try peer.receive() == (request.id, .promptAnswer(nil)))
+                #expect(try peer.receive() == (request.id, .cancel))
+                try peer.send(Message(KeygateError(.userCanceled, "cancelled")), id: request.id)
+            }
+        }
+        let source = ProgrammaticPassphraseSource(passphrase: nil)
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"], passphraseSource: source)
+        // cancel() from outside the call.
+        let first = Task { try await client.delete(ItemQuery(service: "s")) }
+        try await Self.waitFor { source.messages.count == 1 }
+        client.cancel()
+        let error = await #expect(throws: KeygateError.self) { try await first.value }
+        #expect(error?.status == .userCanceled)
+        // Cancelling the calling task.
+        let second = Task { try await client.delete(ItemQuery(service: "t")) }
+        try await Self.waitFor { source.messages.count == 2 }
+        second.cancel()
+        let again = await #expect(throws: KeygateError.self) { try await second.value }
+        #expect(again?.status == .userCanceled)
+        daemon.finish()
+    }
+
+    @Test func errorsKeepTheFacadeStatusAndMessage() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let request = try peer.receive()
+            try peer.send(Message(KeygateError(.duplicateItem, "the item already exists")), id: request.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let error = await #expect(throws: KeygateError.self) {
+            try await client.add(AddRequest(service: "s", account: "a", data: SecretData("v")))
+        }
+        #expect(error == KeygateError(.duplicateItem, "the item already exists"))
+        daemon.finish()
+    }
+
+    @Test func aReuseWindowAbove300IsRefusedBeforeSending() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            // The first thing after hello is the status request: nothing was sent for the refusals.
+            let next = try peer.receive()
+            #expect(next.message == .status)
+            try peer.send(.done, id: next.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let read = await #expect(throws: KeygateError.self) {
+            _ = try await client.copyMatching(Self.read, reuseSeconds: 301)
+        }
+        let delete = await #expect(throws: KeygateError.self) { try await client.delete(Self.read, reuseSeconds: 1000) }
+        let update = await #expect(throws: KeygateError.self) {
+            try await client.update(ItemQuery(), changes: ItemChanges(label: "x"), reuseSeconds: .max)
+        }
+        #expect([read?.status, delete?.status, update?.status] == [.param, .param, .param])
+        // A daemon answering status with `done` broke the protocol: not available, naming it.
+        let odd = await #expect(throws: KeygateError.self) { _ = try await client.status() }
+        #expect(odd?.status == .notAvailable)
+        #expect(odd?.message.contains(daemon.path) == true)
+        daemon.finish()
+    }
+
+    @Test func aDaemonThatGoesAwayIsNotAvailableAndTheNextCallConnectsAgain() async throws {
+        let daemon = try ScriptedDaemon(connections: 2) { peer in
+            try peer.greet()
+            let request = try peer.receive()
+            if request.message == .lock {
+                try peer.send(.done, id: request.id)
+            }
+            // Anything else: the connection closes without a reply (a daemon killed mid-request).
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let error = await #expect(throws: KeygateError.self) { try await client.delete(ItemQuery(service: "s")) }
+        #expect(error?.status == .notAvailable)
+        #expect(error?.message.contains(daemon.path) == true)
+        try await client.lock()
+        daemon.finish()
+    }
+
+    @Test func aReplyUnderAnotherIdIsNotAvailable() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let request = try peer.receive()
+            try peer.send(.done, id: request.id + 7)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let error = await #expect(throws: KeygateError.self) { try await client.lock() }
+        #expect(error?.status == .notAvailable)
+        daemon.finish()
+    }
+
+    @Test func callsFromManyTasksGoOneAtATime() async throws {
+        let count = 40
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            var last: UInt32 = 0
+            for _ in 0..<count {
+                let request = try peer.receive()
+                #expect(request.id > last)
+                last = request.id
+                // One request in flight: nothing more comes before this one is answered.
+                #expect(!peer.more(within: 5))
+                guard case .delete(let query, _) = request.message else {
+                    Issue.record("expected delete, got \(request.message)")
+                    return
+                }
+                try peer.send(Message(KeygateError(.itemNotFound, query.account ?? "")), id: request.id)
+            }
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let answers = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do throws(KeygateError) {
+                        try await client.delete(ItemQuery(account: "\(index)"))
+                        return false
+                    } catch {
+                        // Each call gets its own reply.
+                        return error.status == .itemNotFound && error.message == "\(index)"
+                    }
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(answers == count)
+        daemon.finish()
+    }
+
+    /// Waits up to 10 s for `condition`.
+    static func waitFor(_ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            try #require(Date() < deadline, "timed out")
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Glibc
+import Testing
+
+/// PAM runs inside the daemon for the peer's account; its conversation is relayed over the
+/// caller's own connection (issue 15 point 3). Statuses are Apple's: a wrong passphrase is
+/// errSecAuthFailed (-25293), a cancel errSecUserCanceled (-128), no answer
+/// errSecInteractionNotAllowed (-25308).
+@Suite struct RelayTests {
+    let a = DaemonFixture.userA
+    let b = DaemonFixture.userB
+
+    @Test func theRightPassphraseRelayedOverTheSocketReadsTheValue() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let read = try world.relay(as: a, "answer", "gated", "me", answer: "pass-a")
+        #expect(read.status == 0, "\(read.output)")
+        #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
+        #expect(read.lines.last == "the-value")
+    }
+
+    @Test func anotherUsersPassphraseOrAWrongOneIsErrSecAuthFailed() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        // B's own (correct) password proves B, never A: PAM runs for the peer uid's account.
+        for answer in ["wrong", "pass-b"] {
+            let read = try world.relay(as: a, "answer", "gated", "me", answer: answer)
+            #expect(read.status == 1)
+            #expect(read.lines.last?.hasPrefix("error -25293") == true, "\(read.output)")
+            #expect(!read.output.contains("the-value"))
+        }
+    }
+
+    @Test func aCancelAtThePromptIsErrSecUserCanceled() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let read = try world.relay(as: a, "cancel", "gated", "me")
+        #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
+        #expect(read.lines.last?.hasPrefix("error -128") == true, "\(read.output)")
+    }
+
+    @Test func noAnswerWithinThePromptTimeoutIsErrSecInteractionNotAllowed() throws {
+        let world = try RelayFixture(config: "prompt-timeout = 1\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let started = Date()
+        let read = try world.relay(as: a, "silent", "gated", "me")
+        #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
+        #expect(read.lines.last?.hasPrefix("error -25308") == true, "\(read.output)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        // The connection is still usable afterwards: the daemon ended the transaction, not the client.
+        #expect(try world.relay(as: a, "answer", "gated", "me", answer: "pass-a").lines.last == "the-value")
+    }
+
+    @Test func aClientKilledAtThePromptFreesItsSlotAndOthersAreServedMeanwhile() throws {
+        let world = try RelayFixture(config: "max-prompts = 1\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "a-value")
+        try world.addGated(as: b, "gated", "me", "b-value")
+        #expect(try world.daemon.probe(as: b, "add", "plain", "me", "plain-b").lines == ["ok"])
+        let hanging = try world.background(as: a, "hang", "gated", "me")
+        #expect(hanging.wait(for: "hanging pid="), "\(hanging.output)")
+        // While A's prompt waits: B is served, and B's own prompt finds no free slot at once.
+        #expect(try world.daemon.probe(as: b, "get", "plain", "me").lines == ["plain-b"])
+        let refused = try world.relay(as: b, "answer", "gated", "me", answer: "pass-b")
+        #expect(refused.lines.last?.hasPrefix("error -25308") == true, "\(refused.output)")
+        #expect(!refused.output.contains("prompt 1"))
+        kill(hanging.process.processIdentifier, SIGKILL)
+        #expect(hanging.finish() != nil)
+        // The disconnect ended A's PAM transaction: its slot is free again and B's prompt is served.
+        var served = try world.relay(as: b, "answer", "gated", "me", answer: "pass-b")
+        let deadline = Date().addingTimeInterval(10)
+        while served.lines.last != "b-value" && Date() < deadline {
+            usleep(50_000)
+            served = try world.relay(as: b, "answer", "gated", "me", answer: "pass-b")
+        }
+        #expect(served.lines.last == "b-value", "\(served.output)")
+        #expect(world.daemon.isRunning)
+    }
+
+    @Test func thePerUserPromptLimitLeavesOtherUsersPromptsAlone() throws {
+        let world = try RelayFixture(config: "max-prompts-per-user = 1\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "a-value")
+        try world.addGated(as: b, "gated", "me", "b-value")
+        let hanging = try world.background(as: a, "hang", "gated", "me")
+        #expect(hanging.wait(for: "hanging pid="), "\(hanging.output)")
+        let second = try world.relay(as: a, "answer", "gated", "me", answer: "pass-a")
+        #expect(second.lines.last?.hasPrefix("error -25308") == true, "\(second.output)")
+        #expect(try world.relay(as: b, "answer", "gated", "me", answer: "pass-b").lines.last == "b-value")
+    }
+}
