@@ -95,7 +95,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium")]),
         .executableTarget(
             name: "keygate-bench",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateBenchC"],
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC"],
             path: "Benchmarks/Suite"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
