@@ -74,7 +74,8 @@ struct RelayClient {
     mutating func read(mode: String, service: String, account: String, answer: String?, reuse: UInt32) {
         let id = nextID
         nextID += 1
-        send(.copyMatching(ItemQuery(service: service, account: account, returnData: true), reuseSeconds: reuse), id: id)
+        send(
+            .copyMatching(ItemQuery(service: service, account: account, returnData: true), reuseSeconds: reuse), id: id)
         while true {
             switch next() {
             case .prompt(let style, let text):

@@ -62,7 +62,8 @@ final class RelayFixture {
         -> DaemonFixture.Result
     {
         try daemon.run(
-            as: uid, DaemonFixture.probePath, [daemon.socket, "relay", mode, service, account] + (answer.map { [$0] } ?? []))
+            as: uid, DaemonFixture.probePath,
+            [daemon.socket, "relay", mode, service, account] + (answer.map { [$0] } ?? []))
     }
 
     /// A relay probe running in the background as `uid`; read its output with ``Background/output``.
@@ -72,8 +73,11 @@ final class RelayFixture {
         let output = daemon.directory + "/background-\(UUID().uuidString).out"
         let process = try DaemonFixture.launch(
             "/usr/bin/setpriv",
-            ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket, "relay", mode,
-             service, account] + (answer.map { [$0] } ?? []),
+            [
+                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket, "relay",
+                mode,
+                service, account,
+            ] + (answer.map { [$0] } ?? []),
             output: output)
         return Background(process: process, outputPath: output)
     }
