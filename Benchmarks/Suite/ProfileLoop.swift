@@ -1,6 +1,6 @@
 // One kind of read or add in a loop, for a profiler (`perf record`, `valgrind --tool=callgrind`,
 // `strace -c`): `keygate-bench worker loop MODE COUNT`, after a warm-up of a tenth of COUNT.
-// MODE is one of durable, group, memory, noop (gated reads of 64 B items through
+// MODE is one of durable, group, memory, sealing, noop (gated reads of 64 B items through
 // `Keychain.copyMatching` with that audit sink), direct (`SQLiteItemStore` read), c (the C
 // baseline's read), add-durable or add-noop (`Keychain.add`). Reads use the cached 10,000-item
 // store; prints the microseconds per operation of the timed part.
@@ -11,6 +11,7 @@ import Keygate
 import KeygateBenchC
 import KeygatePolicy
 import KeygateStore
+import Synchronization
 
 func profileLoop(mode: String, count: Int) async -> Int32 {
     do {
@@ -27,7 +28,7 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
             let sinks: [String: any AuditSink] = [
                 "durable": JSONLinesAuditSink(path: directory + "/trail.jsonl"),
                 "group": JSONLinesAuditSink(path: directory + "/trail.jsonl", durability: .groupCommit(records: 64)),
-                "memory": InMemoryAuditSink(), "noop": NoopAuditSink(),
+                "memory": InMemoryAuditSink(), "noop": NoopAuditSink(), "sealing": SealingAuditSink(),
             ]
             switch mode {
             case "c": operation = { baseline.read(spread($0, over: 10_000), large: false) }
@@ -64,5 +65,15 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
     } catch {
         FileHandle.standardError.write("keygate-bench: \(error)\n")
         return 1
+    }
+}
+
+/// Seals every record into a chain and keeps only the head: what auditing costs in process
+/// without keeping the records (the in-memory sink keeps them all).
+final class SealingAuditSink: AuditSink {
+    private let head = Mutex(AuditHead(genesis: String(repeating: "0", count: 64)))
+
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        head.withLock { $0.seal(event, at: time) }
     }
 }

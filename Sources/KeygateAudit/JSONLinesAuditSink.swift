@@ -10,9 +10,9 @@ import Synchronization
 /// append takes an exclusive `flock`. The sink keeps the trail open and its head in memory;
 /// under the lock one `lstat` of each file tells whether the trail and head are still the files
 /// it last wrote and the trail still ends where it left it (under group commit the paths are
-/// looked up on the first append after each flush, and between flushes an `fstat` of the open
-/// trail gives its length: a trail replaced or removed behind the sink's back is noticed within
-/// N records, the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
+/// looked up and checked on the first append after each flush, and between flushes an `lseek`
+/// of the open trail gives its length: a trail replaced, removed or made public behind the
+/// sink's back is noticed within N records, the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
 /// use) are the head file and the last line read again, and checked: records past the head
 /// that chain correctly from it (a crash or a failed head write between a record and its
 /// head) are taken over, with a ``AuditEvent/Kind/recover`` record first
@@ -79,9 +79,6 @@ public final class JSONLinesAuditSink: AuditSink {
         var size: off_t = -1
         /// Records written and not yet flushed.
         var pending = 0
-        /// The trail's owner and mode as the last full check found them.
-        var trailOwner: uid_t = 0
-        var trailMode: mode_t = 0
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -355,15 +352,13 @@ public final class JSONLinesAuditSink: AuditSink {
             }
             guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
             if case .groupCommit = durability, state.pending > 0, state.size >= 0, state.headFile >= 0 {
-                // Group commit, between flushes: the trail's length (did another process append?)
-                // from the open file, without looking the paths up again, and its owner and mode
-                // still as the last full check found them (no `geteuid` either); the paths and
-                // privacy are checked in full on the first append after each flush.
-                var info = stat()
-                if fstat(state.trail, &info) == 0, info.st_uid == state.trailOwner, info.st_mode == state.trailMode {
-                    return info.st_size
-                }
-                state.size = -1  // changed: check everything again, below
+                // Group commit, between flushes: only the trail's length (did another process
+                // append?), from the open file by `lseek`; the paths, owners and modes are checked
+                // in full on the first append after each flush. Not `fstat`: a file whose times
+                // were looked at gets a fine-grained time stamp on its next write (the kernel's
+                // multigrain time stamps), which makes every append rewrite the inode.
+                let end = lseek(state.trail, 0, SEEK_END)
+                if end >= 0 { return end }
             }
             // One lstat of each file: the same files, still private, and the trail's length.
             var info = stat()
@@ -382,8 +377,6 @@ public final class JSONLinesAuditSink: AuditSink {
                     flock(state.trail, LOCK_UN)
                     throw error
                 }
-                state.trailOwner = info.st_uid
-                state.trailMode = info.st_mode
                 return info.st_size
             }
             flock(state.trail, LOCK_UN)

@@ -285,17 +285,18 @@ import Testing
         #expect(try lines(path).isEmpty)
     }
 
-    /// Between group-commit flushes the trail's owner and mode are compared with the last full
-    /// check (no path lookup): a trail made readable by others is still refused at the next append.
-    @Test func groupCommitRefusesATrailMadePublicBetweenFlushes() throws {
+    /// Between group-commit flushes only the trail's length is read (no path lookup, no stat):
+    /// a trail made readable by others is refused at the first append after the next flush.
+    @Test func groupCommitRefusesATrailMadePublicAtTheNextFlush() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 10))
+        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 3))
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         try sink.append(Self.event(1), at: Timestamp(seconds: 1))
         #expect(chmod(path, 0o644) == 0)
-        let error = #expect(throws: KeygateError.self) { try sink.append(Self.event(2), at: Timestamp(seconds: 1)) }
+        try sink.append(Self.event(2), at: Timestamp(seconds: 1))
+        let error = #expect(throws: KeygateError.self) { try sink.append(Self.event(3), at: Timestamp(seconds: 1)) }
         #expect(error?.status == .io)
-        #expect(try lines(path).count == 2)
+        #expect(try lines(path).count == 3)
     }
 }
