@@ -105,6 +105,7 @@ bench: deps
 	  fi; \
 	fi
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygated
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-bench
 	.build/release/keygate-bench --scale $(BENCH_SCALE) --keygate .build/release/keygate
 

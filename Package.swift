@@ -37,7 +37,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
         // streaming verifier and redaction.
-        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium"]),
+        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium", "CAuditHash"]),
+        // SHA-256 on the x86-64 SHA extensions for the audit chain (libsodium's where they are missing).
+        .target(name: "CAuditHash"),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateAudit", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
@@ -58,7 +60,11 @@ let package = Package(
         // The command-line tool's commands, as types a test can run in process.
         .target(
             name: "KeygateCLI",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux"]),
+            dependencies: [
+                "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux",
+                "KeygateClient",
+                "KeygateProtocol",
+            ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
         // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
@@ -93,7 +99,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium")]),
         .executableTarget(
             name: "keygate-bench",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateBenchC"],
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC"],
             path: "Benchmarks/Suite"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),

@@ -100,7 +100,7 @@ while IFS= read -r article; do
     ' "$article"
 done < <(find Sources -path '*.docc/*' -name '*.md' | sort)
 includes=()
-for module_map in Sources/*/module.modulemap; do includes+=(-I "$(dirname "$module_map")"); done
+for module_map in Sources/*/module.modulemap Sources/*/include/module.modulemap; do includes+=(-I "$(dirname "$module_map")"); done
 manifest_api=$(dirname "$toolchain_bin")/lib/swift/pm/ManifestAPI
 failed=0
 while IFS= read -r snippet; do

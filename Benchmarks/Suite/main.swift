@@ -4,7 +4,7 @@
 //     make bench                    # BENCH_SCALE=full (default) or tiny
 //     .build/release/keygate-bench [--scale tiny|quick|full] [--keygate PATH] [--markdown FILE]
 //
-// Sections can be picked with --only evaluator,reads,adds,pam,process (default: all). The
+// Sections can be picked with --only evaluator,reads,adds,pam,process,broker (default: all). The
 // program starts itself again for the multi-process rows (`keygate-bench worker …`).
 
 import Foundation
@@ -23,6 +23,8 @@ if arguments.first == "worker", arguments.count >= 2 {
         exit(await addWorker(mode, path: rest[0], tag: Int(rest[1]) ?? 0, count: Int(rest[2]) ?? 0))
     case "rss-keygate" where rest.count == 3, "rss-c" where rest.count == 3:
         exit(await rssWorker(mode, path: rest[0], items: Int(rest[1]) ?? 1, reads: Int(rest[2]) ?? 0))
+    case "loop" where rest.count == 2:
+        exit(await profileLoop(mode: rest[0], count: Int(rest[1]) ?? 0))
     case "time" where rest.count >= 2:
         exit(timeWorker(runs: Int(rest[0]) ?? 1, arguments: Array(rest.dropFirst())))
     default:
@@ -45,7 +47,8 @@ guard let scale = ["tiny": Scale.tiny, "quick": Scale.quick, "full": Scale.full]
     exit(2)
 }
 let keygateBinary = option("--keygate") ?? environment["KEYGATE_BIN"]
-let sections = Set((option("--only") ?? "evaluator,reads,adds,pam,process").split(separator: ",").map(String.init))
+let sections = Set(
+    (option("--only") ?? "evaluator,reads,adds,pam,process,broker").split(separator: ",").map(String.init))
 
 // MARK: - The run
 
@@ -59,6 +62,7 @@ do {
     if sections.contains("reads") { try await readRows(table, scale: scale) }
     if sections.contains("adds") { try await addRows(table, scale: scale) }
     if sections.contains("process") { try processRows(table, scale: scale, keygateBinary: keygateBinary) }
+    if sections.contains("broker") { try await brokerRows(table, scale: scale, keygateBinary: keygateBinary) }
     // Last: it loads pam_wrapper into this process.
     if sections.contains("pam") { try await pamRows(table, scale: scale) }
 } catch {

@@ -1,7 +1,7 @@
 # fish completion for keygate(1). Installed as
 # $(PREFIX)/share/fish/vendor_completions.d/keygate.fish.
 
-set -l commands add get update delete list evaluate export import audit lock prove demo policy credential docker-credential
+set -l commands add get update delete list evaluate export import audit lock status prove demo policy credential docker-credential
 set -l classes whenPasscodeSetThisDeviceOnly whenUnlockedThisDeviceOnly whenUnlocked afterFirstUnlockThisDeviceOnly afterFirstUnlock alwaysThisDeviceOnly always
 set -l flags userPresence biometryAny biometryCurrentSet devicePasscode companion or and privateKeyUsage applicationPassword
 
@@ -9,6 +9,8 @@ complete -c keygate -f
 
 # Global options, before the command.
 set -l global "not __fish_seen_subcommand_from $commands"
+complete -c keygate -n $global -l daemon -d 'use keygated on $KEYGATE_SOCKET'
+complete -c keygate -n $global -l embedded -d 'use the store in this process, never the daemon'
 complete -c keygate -n $global -l store -r -F -d 'the item database'
 complete -c keygate -n $global -l policies -r -a '(__fish_complete_directories)' -d 'directory of organisation policy files'
 complete -c keygate -n $global -l audit -r -F -d 'the audit trail'
@@ -32,6 +34,7 @@ complete -c keygate -n $global -a export -d 'write an encrypted backup'
 complete -c keygate -n $global -a import -d 'restore an encrypted backup'
 complete -c keygate -n $global -a audit -d 'show or verify the audit trail'
 complete -c keygate -n $global -a lock -d "forget this session's proofs"
+complete -c keygate -n $global -a status -d 'show the mode, the store, the audit trail and the daemon'
 complete -c keygate -n $global -a prove -d 'prove presence through PAM now'
 complete -c keygate -n $global -a demo -d 'run Keygate on a temporary store'
 complete -c keygate -n $global -a credential -d "git's credential-helper protocol"

@@ -1,4 +1,5 @@
 import KeygatePolicy
+import Synchronization
 
 /// Renders a record's JSON line straight into bytes, once: the one place an audit event
 /// becomes text. Keys in a fixed order, `", "` and `": "` between members, strings escaped as
@@ -81,7 +82,7 @@ struct AuditLineWriter {
         raw(", \"reasons\": [")
         for (index, reason) in event.reasons.enumerated() {
             if index > 0 { raw(", ") }
-            string(reason.description)
+            reasonText(reason)
         }
         for (index, note) in event.notes.enumerated() {
             if index > 0 || !event.reasons.isEmpty { raw(", ") }
@@ -100,12 +101,44 @@ struct AuditLineWriter {
         raw("]")
     }
 
+    /// The evaluator's reasons, rendered (quoted and escaped), by reason: a process's
+    /// decisions give the same few reasons again and again, so each is rendered once. Bounded:
+    /// when full, it starts again empty.
+    private static let renderedReasons = Mutex<[DecisionReason: [UInt8]]>([:])
+    private static let renderedReasonLimit = 256
+
+    /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description.
+    private mutating func reasonText(_ reason: DecisionReason) {
+        if let rendered = Self.renderedReasons.withLock({ $0[reason] }) {
+            bytes += rendered
+            return
+        }
+        let start = bytes.count
+        string(reason.description)
+        let rendered = Array(bytes[start...])
+        Self.renderedReasons.withLock { cache in
+            if cache.count >= Self.renderedReasonLimit { cache.removeAll(keepingCapacity: true) }
+            cache[reason] = rendered
+        }
+    }
+
     private mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Decimal digits written straight into the line (no `String` made for them).
     private mutating func number(_ value: some BinaryInteger) {
-        bytes.append(contentsOf: String(value).utf8)
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = UInt64(value.magnitude)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     private mutating func optional(_ text: String?) {

@@ -31,17 +31,28 @@ extension AuditSink {
 }
 
 /// Keeps records in memory (tests; see KeygateTesting's `AuditRecorder`).
+///
+/// Each append seals its record into the chain (so ``head`` and the returned record are
+/// always current) and keeps what the record was sealed from, the event and its time, rather
+/// than the record's rendered line and hashes: sealing is deterministic, so ``records`` seals
+/// them again from the genesis, once each, when first asked for (a third of the memory per
+/// record, which matters for a sink that keeps everything).
 public final class InMemoryAuditSink: AuditSink {
     private struct State {
         var head: AuditHead
+        /// What each record was sealed from, in order.
+        var sealed: [(event: AuditEvent, time: Timestamp)] = []
+        /// The records of the first `records.count` entries of `sealed`, sealed again.
         var records: [AuditRecord] = []
+        /// The chain as far as `records` reach.
+        var replayed: AuditHead
     }
 
     private let state: Mutex<State>
 
     /// An empty trail with a fixed genesis (in memory there is no one to forge it for).
     public init(genesis: String = String(repeating: "0", count: 64)) {
-        state = Mutex(State(head: AuditHead(genesis: genesis)))
+        state = Mutex(State(head: AuditHead(genesis: genesis), replayed: AuditHead(genesis: genesis)))
     }
 
     /// Seals and keeps the record.
@@ -49,13 +60,23 @@ public final class InMemoryAuditSink: AuditSink {
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
         state.withLock { state in
             let record = state.head.seal(event, at: time)
-            state.records.append(record)
+            state.sealed.append((event, time))
             return record
         }
     }
 
     /// Every record so far.
-    public var records: [AuditRecord] { state.withLock { $0.records } }
+    public var records: [AuditRecord] {
+        state.withLock { state in
+            if state.records.count < state.sealed.count {
+                state.records.reserveCapacity(state.sealed.count)
+                for (event, time) in state.sealed[state.records.count...] {
+                    state.records.append(state.replayed.seal(event, at: time))
+                }
+            }
+            return state.records
+        }
+    }
 
     /// The head.
     public var head: AuditHead { state.withLock { $0.head } }

@@ -127,6 +127,11 @@ public struct Auditor: Sendable {
             defer { pending = [] }
             return pending
         }
+        // The usual call decides one item: one record, nothing to group.
+        if pending.count == 1 {
+            try write(pending[0])
+            return
+        }
         var events: [AuditEvent] = []
         var index = pending.startIndex
         while index < pending.endIndex {

@@ -8,8 +8,11 @@ import Synchronization
 ///
 /// The file is created 0600 and only ever appended to. Several processes may share it: each
 /// append takes an exclusive `flock`. The sink keeps the trail open and its head in memory;
-/// under the lock one `stat` tells whether the trail is still the file it last wrote and
-/// still ends where it left it. Only when another process appended meanwhile (or on first
+/// under the lock one `lstat` of each file tells whether the trail and head are still the files
+/// it last wrote and the trail still ends where it left it (under group commit the paths are
+/// looked up and checked on the first append after each flush, and between flushes an `lseek`
+/// of the open trail gives its length: a trail replaced, removed or made public behind the
+/// sink's back is noticed within N records, the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
 /// use) are the head file and the last line read again, and checked: records past the head
 /// that chain correctly from it (a crash or a failed head write between a record and its
 /// head) are taken over, with a ``AuditEvent/Kind/recover`` record first
@@ -348,6 +351,15 @@ public final class JSONLinesAuditSink: AuditSink {
                 state.size = -1
             }
             guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
+            if case .groupCommit = durability, state.pending > 0, state.size >= 0, state.headFile >= 0 {
+                // Group commit, between flushes: only the trail's length (did another process
+                // append?), from the open file by `lseek`; the paths, owners and modes are checked
+                // in full on the first append after each flush. Not `fstat`: a file whose times
+                // were looked at gets a fine-grained time stamp on its next write (the kernel's
+                // multigrain time stamps), which makes every append rewrite the inode.
+                let end = lseek(state.trail, 0, SEEK_END)
+                if end >= 0 { return end }
+            }
             // One lstat of each file: the same files, still private, and the trail's length.
             var info = stat()
             if lstat(path, &info) == 0, FileID(info) == state.trailFile {

@@ -35,6 +35,7 @@ public enum KeygateTool {
         [
             AddCommand.self, GetCommand.self, UpdateCommand.self, DeleteCommand.self, ListCommand.self,
             EvaluateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self, LockCommand.self,
+            StatusCommand.self,
             ProveCommand.self, PolicyCommand.self, DemoCommand.self, GitCredentialCommand.self,
             DockerCredentialCommand.self,
         ]
@@ -89,7 +90,8 @@ public enum KeygateTool {
             entry = found
             // `keygate --help get …` shows get's help; it never runs the command.
             commandWords = ArraySlice((arguments.wantsHelp ? ["--help"] : []) + arguments.positionals.dropFirst())
-            global = try GlobalOptions(arguments, variables: environment.variables)
+            global = try GlobalOptions(
+                arguments, variables: environment.variables, choosesMode: found.configuration.choosesMode)
         } catch {
             return console.fail(usage: error, help: usage)
         }
@@ -114,13 +116,14 @@ public enum KeygateTool {
     }
 
     /// Runs a parsed and validated command: loads the organisation policies first when it
-    /// opens the store (a broken policy file refuses to run it, exit 2, naming
+    /// opens the embedded store (a broken policy file refuses to run it, exit 2, naming
     /// file:line:column; it never runs without its rules).
     static func run(_ command: any RunnableCommand, global: GlobalOptions, in environment: CommandEnvironment) async
         -> ExitStatus
     {
         var global = global
-        if type(of: command).configuration.loadsPolicies {
+        // Through the daemon, its own root-owned policies apply; the user's are not read.
+        if type(of: command).configuration.loadsPolicies, global.mode == .embedded {
             do throws(KeygateError) {
                 global.policySet = try global.store.loadPolicies(environment.variables)
             } catch {

@@ -16,7 +16,7 @@ import Synchronization
 /// - A corrupt or foreign file fails to open with a clear error and is not changed.
 public final class SQLiteItemStore: ItemStore {
     let connection: Mutex<SQLiteConnection>
-    /// Each row's parsed access control and associated data, worked out once per row version.
+    /// Each distinct stored access-control text, parsed once.
     /// Locked after ``connection`` when both are held.
     let rows = Mutex(ParsedRowCache())
     /// The sealing key, read and checked at open (wiped when the store is released).
@@ -162,8 +162,10 @@ public final class SQLiteItemStore: ItemStore {
     ///
     /// One cached statement per shape of filter (which conditions it has, how many access
     /// groups), bound in place; the name columns the filter fixes are taken from it rather than
-    /// read back; each row's access control is parsed once per version of the row. Linear in
-    /// the rows returned.
+    /// read back; each distinct access-control text is parsed once. A point read (service and
+    /// account given) finds its at most two rows per access group through the primary-key
+    /// index and puts them in id order itself, so SQLite builds no sorter for it. Linear in the
+    /// rows returned.
     public func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
         let shape = SearchShape(filter)
@@ -178,6 +180,7 @@ public final class SQLiteItemStore: ItemStore {
                 while try statement.step() {
                     records.append(try Self.record(from: statement, known: known, cache: &cache))
                 }
+                if !shape.isOrdered && records.count > 1 { records.sort { $0.id.rawValue < $1.id.rawValue } }
                 return records
             }
         }
@@ -207,7 +210,7 @@ public final class SQLiteItemStore: ItemStore {
         let protection = row.text(next())
         var damage: String?
         var control = AccessControl(unsatisfiableWith: .whenUnlocked)
-        if let parsed = cache.accessControl(id: id, row: row, column: next()) {
+        if let parsed = cache.accessControl(row: row, column: next()) {
             control = parsed
             if protection != parsed.protection.rawValue {
                 damage = "its protection class column disagrees with its access control"
@@ -231,7 +234,7 @@ public final class SQLiteItemStore: ItemStore {
         guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store", condition: .foreignRecord)
         }
-        let associatedData = rows.withLock { $0.associatedData(id: item.id.rawValue, fields: item.fields) }
+        let associatedData = rows.withLock { $0.associatedData(fields: item.fields) }
         do {
             return try Sodium.open(ciphertext, nonce: nonce, key: sealingKey, associatedData: associatedData)
         } catch {

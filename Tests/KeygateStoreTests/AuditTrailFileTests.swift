@@ -255,4 +255,48 @@ import Testing
         }
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 80))
     }
+
+    /// Group commit between flushes takes the trail's length from the open file (no path lookup):
+    /// two sinks taking turns on one trail still see each other's records and keep one chain.
+    @Test func groupCommitWritersTakingTurnsShareOneChain() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        let sinks = (0..<2).map { _ in JSONLinesAuditSink(path: path, durability: .groupCommit(records: 8)) }
+        for index in 0..<40 { try sinks[index % 2].append(Self.event(index), at: Timestamp(seconds: 1)) }
+        for sink in sinks { sink.flush() }
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 40))
+    }
+
+    /// Under group commit the paths are looked up again on the first append after each flush: a
+    /// trail moved away behind the sink's back gets the records up to that flush (N of them
+    /// here), and the next append finds the path empty while the head names records, and fails
+    /// (errSecIO) instead of starting a new trail.
+    @Test func groupCommitNoticesAMovedTrailAtTheNextFlush() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 3))
+        try sink.append(Self.event(0), at: Timestamp(seconds: 1))
+        #expect(rename(path, path + ".moved") == 0)
+        try sink.append(Self.event(1), at: Timestamp(seconds: 1))
+        try sink.append(Self.event(2), at: Timestamp(seconds: 1))
+        let error = #expect(throws: KeygateError.self) { try sink.append(Self.event(3), at: Timestamp(seconds: 1)) }
+        #expect(error?.status == .io)
+        #expect(try lines(path + ".moved").count == 3)
+        #expect(try lines(path).isEmpty)
+    }
+
+    /// Between group-commit flushes only the trail's length is read (no path lookup, no stat):
+    /// a trail made readable by others is refused at the first append after the next flush.
+    @Test func groupCommitRefusesATrailMadePublicAtTheNextFlush() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 3))
+        try sink.append(Self.event(0), at: Timestamp(seconds: 1))
+        try sink.append(Self.event(1), at: Timestamp(seconds: 1))
+        #expect(chmod(path, 0o644) == 0)
+        try sink.append(Self.event(2), at: Timestamp(seconds: 1))
+        let error = #expect(throws: KeygateError.self) { try sink.append(Self.event(3), at: Timestamp(seconds: 1)) }
+        #expect(error?.status == .io)
+        #expect(try lines(path).count == 3)
+    }
 }

@@ -67,4 +67,49 @@ import Testing
         }
         #expect(listed.map(\.fields.identity.accessGroup) == ["group.a", "group.a", "group.b"])
     }
+
+    /// A point read (service and account given, no sync filter) of an item that exists both
+    /// synchronizable and not, in two access groups, gives the rows in the order they were added
+    /// (the store orders them itself: its point query has no ORDER BY).
+    @Test func aPointReadGivesItsRowsInTheOrderTheyWereAdded() throws {
+        let store = try TemporaryStore(.sqlite)
+        let added = try store.insert([
+            Fixtures.item(Fixtures.fields(group: "group.b", sync: true), "1"),
+            Fixtures.item(Fixtures.fields(group: "group.a", sync: true), "2"),
+            Fixtures.item(Fixtures.fields(group: "group.b"), "3"),
+            Fixtures.item(Fixtures.fields(group: "group.a"), "4"),
+        ])
+        let read = try store.items(
+            matching: ItemFilter(
+                accessGroups: ["group.a", "group.b"], service: "api", account: "alice", synchronizable: nil))
+        #expect(read.map(\.id) == added.map(\.id))
+        #expect(try read.map { Fixtures.text(try store.open($0)) } == ["1", "2", "3", "4"])
+        let one = try store.items(
+            matching: ItemFilter(accessGroups: ["group.a"], service: "api", account: "alice", synchronizable: nil))
+        #expect(one.map(\.id) == [added[1].id, added[3].id])
+    }
+
+    /// More rows than the cache holds texts, read in turn and again: each record has its own
+    /// row's access control (shared or not), and every value opens.
+    @Test func manyRowsReadOneByOneKeepTheirOwnAccessControls() throws {
+        let store = try TemporaryStore(.sqlite)
+        let controls = try [
+            AccessControl(protection: .whenUnlocked), AccessControl(protection: .afterFirstUnlock),
+            AccessControl(protection: .whenUnlocked, flags: [.userPresence]),
+            AccessControl(protection: .whenUnlockedThisDeviceOnly),
+            AccessControl(protection: .afterFirstUnlock, flags: [.userPresence]),
+            AccessControl(protection: .whenPasscodeSetThisDeviceOnly, flags: [.userPresence]),
+        ]
+        try store.insert(
+            (0..<60).map { Fixtures.item(Fixtures.fields(account: "a\($0)", control: controls[$0 * 7 % 6]), "v\($0)") })
+        for round in 0..<2 {
+            for index in (0..<60).map({ ($0 * 13 + round) % 60 }) {
+                let read = try store.items(
+                    matching: ItemFilter(accessGroups: ["group.a"], service: "api", account: "a\(index)"))
+                #expect(read.count == 1)
+                #expect(read.first?.fields.accessControl == controls[index * 7 % 6])
+                #expect(try read.first.map { Fixtures.text(try store.open($0)) } == "v\(index)")
+            }
+        }
+    }
 }

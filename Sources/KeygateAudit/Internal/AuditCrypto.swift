@@ -1,7 +1,10 @@
+internal import CAuditHash
 internal import CSodium
 
 /// The libsodium calls the audit trail makes (SHA-256 for the chain, HMAC-SHA-256 for
-/// redaction, random genesis values), with its C types kept inside this file.
+/// redaction, random genesis values), with its C types kept inside this file. The chain's
+/// SHA-256 runs on the processor's SHA instructions where it has them (CAuditHash), else
+/// libsodium's.
 ///
 /// KeygatePolicy keeps its own small pure-Swift SHA-256 for enrollment-set hashes: it has no
 /// C dependency by design (the engine builds and is tested without libsodium), and those
@@ -25,11 +28,43 @@ package enum AuditCrypto {
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
     package static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
         initialize()
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let input = bytes.bindMemory(to: UInt8.self)
-        let result = crypto_hash_sha256(&digest, input.baseAddress, UInt64(input.count))
-        precondition(result == 0, "crypto_hash_sha256 failed")
+        // The digest on the stack, and its hex digits written straight into the string.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(crypto_hash_sha256_BYTES)) { digest in
+            // The processor's SHA instructions where it has them (several times faster than
+            // libsodium's portable code, the same digest: SHA256Tests), else libsodium.
+            if keygate_sha256(digest.baseAddress!, input.baseAddress, input.count) != 0 {
+                let result = crypto_hash_sha256(digest.baseAddress!, input.baseAddress, UInt64(input.count))
+                precondition(result == 0, "crypto_hash_sha256 failed")
+            }
+            return hexString(UnsafeBufferPointer(digest))
+        }
+    }
+
+    /// The SHA-256 of `bytes` from libsodium alone, as 64 lowercase hexadecimal digits (to check
+    /// `sha256Hex` against).
+    package static func libsodiumSHA256Hex(_ bytes: [UInt8]) -> String {
+        initialize()
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        precondition(crypto_hash_sha256(&digest, bytes, UInt64(bytes.count)) == 0, "crypto_hash_sha256 failed")
         return digest.hexString
+    }
+
+    /// Whether `sha256Hex` uses the processor's SHA instructions.
+    package static var isAccelerated: Bool { keygate_sha256_accelerated() != 0 }
+
+    /// Lowercase hexadecimal of `bytes`.
+    package static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in bytes.enumerated() {
+                    out[2 * index] = digits[Int(byte >> 4)]
+                    out[2 * index + 1] = digits[Int(byte & 0xf)]
+                }
+            }
+            return bytes.count * 2
+        }
     }
 
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
@@ -55,16 +90,5 @@ package enum AuditCrypto {
 
 extension Array where Element == UInt8 {
     /// Lowercase hexadecimal.
-    package var hexString: String {
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: count * 2) { out in
-            digits.withUTF8Buffer { digits in
-                for (index, byte) in enumerated() {
-                    out[2 * index] = digits[Int(byte >> 4)]
-                    out[2 * index + 1] = digits[Int(byte & 0xf)]
-                }
-            }
-            return count * 2
-        }
-    }
+    package var hexString: String { withUnsafeBufferPointer { AuditCrypto.hexString($0) } }
 }

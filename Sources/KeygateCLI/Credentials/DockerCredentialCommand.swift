@@ -24,7 +24,7 @@ struct DockerCredentialCommand: RunnableCommand {
             list prints {"<ServerURL>": "<Username>", …}. get asks for a proof when the credential's
             access control needs one (none by default). Errors go to standard output, exit 1.
             """,
-        loadsPolicies: true)
+        loadsPolicies: true, choosesMode: true)
 
     /// What docker asked for.
     enum Action: Sendable, Equatable {
@@ -118,12 +118,11 @@ struct DockerCredentialCommand: RunnableCommand {
             if existing.contains(username) {
                 var mine = query
                 mine.account = username
-                try await session.keychain.update(mine, changes: ItemChanges(data: secret), context: session.context)
+                try await session.update(mine, changes: ItemChanges(data: secret))
             } else {
-                if !existing.isEmpty { try await session.keychain.delete(query, context: session.context) }
-                try await session.keychain.add(
-                    AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret),
-                    context: session.context)
+                if !existing.isEmpty { try await session.delete(query) }
+                try await session.add(
+                    AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret))
             }
         }
     }
@@ -134,7 +133,7 @@ struct DockerCredentialCommand: RunnableCommand {
                 service: Self.prefix + server, accessGroup: session.accessGroup, returnData: true,
                 returnAttributes: true)
             query.operationPrompt = "docker asks for your credential for \(server)"
-            let items = try await session.keychain.copyMatching(query, context: session.context)
+            let items = try await session.copyMatching(query)
             guard let item = items.first, let secret = item.data, let username = item.attributes?.identity.account
             else {
                 throw KeygateError(.itemNotFound, Self.notFound)
@@ -152,8 +151,8 @@ struct DockerCredentialCommand: RunnableCommand {
 
     func erase(_ server: String, _ context: CommandContext) async throws(KeygateError) {
         try await context.withSession { session throws(KeygateError) in
-            try await session.keychain.delete(
-                ItemQuery(service: Self.prefix + server, accessGroup: session.accessGroup), context: session.context)
+            try await session.delete(
+                ItemQuery(service: Self.prefix + server, accessGroup: session.accessGroup))
         }
     }
 

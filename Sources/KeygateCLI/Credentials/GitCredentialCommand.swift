@@ -30,7 +30,7 @@ struct GitCredentialCommand: Command {
 
               git config --global credential.helper "keygate --access-control userPresence"
             """,
-        options: options, maximumPositionals: nil, loadsPolicies: true)
+        options: options, maximumPositionals: nil, loadsPolicies: true, choosesMode: true)
 
     /// The protection of stored credentials, as typed.
     let protection: ProtectionOptions
@@ -73,7 +73,7 @@ struct GitCredentialCommand: Command {
         query.operationPrompt = "git asks for your credential for \(service.dropFirst("git:".count))"
         let items: [MatchedItem]
         do {
-            items = try await session.keychain.copyMatching(query, context: session.context)
+            items = try await session.copyMatching(query)
         } catch KeygateStatus.itemNotFound {
             return
         } catch KeygateStatus.userCanceled {
@@ -105,19 +105,18 @@ struct GitCredentialCommand: Command {
             return
         }
         if exists {
-            try await session.keychain.update(
-                query, changes: ItemChanges(data: credential.secret), context: session.context)
+            try await session.update(
+                query, changes: ItemChanges(data: credential.secret))
         } else {
             let protection = try self.protection.itemProtection()
             do {
-                try await session.keychain.add(
+                try await session.add(
                     AddRequest(
                         service: service, account: username, accessGroup: session.accessGroup, protection: protection,
-                        data: credential.secret),
-                    context: session.context)
+                        data: credential.secret))
             } catch KeygateStatus.duplicateItem {
-                try await session.keychain.update(
-                    query, changes: ItemChanges(data: credential.secret), context: session.context)
+                try await session.update(
+                    query, changes: ItemChanges(data: credential.secret))
             }
         }
         served?.remember(service: service, account: username, stored: credential.secret, now: Self.now())
@@ -126,7 +125,7 @@ struct GitCredentialCommand: Command {
     func erase(_ credential: GitCredential, service: String, session: Session) async throws(KeygateError) {
         let query = ItemQuery(service: service, account: credential.username, accessGroup: session.accessGroup)
         do {
-            try await session.keychain.delete(query, context: session.context)
+            try await session.delete(query)
         } catch KeygateStatus.itemNotFound {}
     }
 

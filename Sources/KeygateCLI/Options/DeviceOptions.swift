@@ -15,10 +15,15 @@ struct DeviceOptions: Sendable {
     /// How long a proof is reused across invocations (at most the engine's bound).
     var reuseSeconds = 0
 
-    /// Reads the group's options, else `KEYGATE_DEVICE_STATE` and `KEYGATE_REUSE_SECONDS`.
+    /// Reads the group's options, else `KEYGATE_DEVICE_STATE` (only when `readsDeviceState`:
+    /// in daemon mode the daemon has its own view of the device, and the variable is not even
+    /// read) and `KEYGATE_REUSE_SECONDS`.
     /// - Throws: a usage error naming the value for an unknown state or a bad number.
-    init(_ arguments: ParsedArguments, variables: EnvironmentVariables) throws(UsageError) {
-        if let state = arguments.value(Self.state) ?? variables["KEYGATE_DEVICE_STATE"] {
+    init(_ arguments: ParsedArguments, variables: EnvironmentVariables, readsDeviceState: Bool = true)
+        throws(UsageError)
+    {
+        let variable = readsDeviceState ? variables["KEYGATE_DEVICE_STATE"] : nil
+        if let state = arguments.value(Self.state) ?? variable {
             guard let mode = LinuxDevice.Mode(rawValue: state) else {
                 throw UsageError("unknown device state '\(state)' (expected logind, unlocked or locked)")
             }

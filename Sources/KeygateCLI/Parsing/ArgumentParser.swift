@@ -109,6 +109,11 @@ struct ParsedArguments {
         return flags.contains(option.name)
     }
 
+    /// Whether `option` (a flag or an option with a value) was given.
+    func isGiven(_ option: OptionSpec) -> Bool {
+        flags.contains(option.name) || values[option.name] != nil
+    }
+
     /// The word given for `option`, or nil.
     func value(_ option: OptionSpec) -> String? {
         precondition(option.takesValue, "\(option.spelling) is a flag")

@@ -13,6 +13,10 @@ struct CommandConfiguration: Sendable {
     /// Whether the organisation policies must be loaded before it runs (the commands that
     /// open the store): a broken policy file then refuses to run it.
     let loadsPolicies: Bool
+    /// Whether it runs in either mode (embedded or through `keygated`, ``Mode``): the mode is
+    /// chosen before it runs, and daemon mode refuses the options only embedded mode has.
+    /// Other commands always run in this process.
+    let choosesMode: Bool
     /// The text `--help` prints, put together only when asked for: looking a command up (every
     /// run does) builds no help text.
     var help: String {
@@ -25,13 +29,14 @@ struct CommandConfiguration: Sendable {
     /// (subcommands show their group's).
     init(
         name: String, summary: String, discussion: String, options: [OptionSpec] = [],
-        maximumPositionals: Int? = 0, loadsPolicies: Bool = false, help: String? = nil
+        maximumPositionals: Int? = 0, loadsPolicies: Bool = false, choosesMode: Bool = false, help: String? = nil
     ) {
         self.name = name
         self.summary = summary
         self.options = options
         self.maximumPositionals = maximumPositionals
         self.loadsPolicies = loadsPolicies
+        self.choosesMode = choosesMode
         self.discussion = discussion
         givenHelp = help
     }

@@ -56,7 +56,7 @@ struct CommandContext: Sendable {
     func withSession<Result>(
         accessGroup: String? = nil, _ body: (Session) async throws(KeygateError) -> Result
     ) async throws(KeygateError) -> Result {
-        let session = try environment.keychains.open(global, accessGroup ?? Session.defaultGroup, console)
+        let session = try await environment.keychains.open(global, accessGroup ?? Session.defaultGroup, console)
         defer { session.finish() }
         return try await body(session)
     }

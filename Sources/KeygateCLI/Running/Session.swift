@@ -4,11 +4,14 @@ import KeygatePAM
 import KeygatePolicy
 import KeygateStore
 
-/// The keychain an item command works on, with its authentication context and access group.
+/// The keychain an item command works on, with its authentication context and access group:
+/// the embedded ``Keychain`` or, in daemon mode, `KeygateClient` (``DaemonWiring``), through
+/// the one protocol both conform to.
 struct Session {
-    /// The gated keychain.
-    let keychain: Keychain
-    /// The context the command's operations share (one proof serves the whole command).
+    /// The gated keychain, in this process or in the daemon.
+    let keychain: any KeychainAccess
+    /// The context the command's operations share (one proof serves the whole command; through
+    /// the daemon, only its reuse window and interaction policy are sent).
     let context: AuthenticationContext
     /// The access group the CLI uses: `keygate`, or the one an option names.
     let accessGroup: String
@@ -17,6 +20,39 @@ struct Session {
 
     /// The access group used when no option names one.
     static let defaultGroup = "keygate"
+
+    // MARK: - Item operations
+
+    /// Adds an item (``Keychain/add(_:context:)``).
+    func add(_ request: AddRequest) async throws(KeygateError) {
+        try await keychain.add(request, context: context)
+    }
+
+    /// The items `query` matches (``Keychain/copyMatching(_:context:)``).
+    func copyMatching(_ query: ItemQuery) async throws(KeygateError) -> [MatchedItem] {
+        try await keychain.copyMatching(query, context: context)
+    }
+
+    /// Changes the items `query` matches (``Keychain/update(_:changes:context:)``).
+    func update(_ query: ItemQuery, changes: ItemChanges) async throws(KeygateError) {
+        try await keychain.update(query, changes: changes, context: context)
+    }
+
+    /// Deletes the items `query` matches (``Keychain/delete(_:context:)``).
+    func delete(_ query: ItemQuery) async throws(KeygateError) {
+        try await keychain.delete(query, context: context)
+    }
+
+    /// The embedded keychain, for what only it does (`export`, `import`).
+    /// - Throws: `errSecUnimplemented` through the daemon (the commands refuse daemon mode first).
+    var embeddedKeychain: Keychain {
+        get throws(KeygateError) {
+            guard let keychain = keychain as? Keychain else {
+                throw KeygateError(.unimplemented, "keygated does not serve backups")
+            }
+            return keychain
+        }
+    }
 
     /// The groups a keychain for `accessGroup` sees: that group, and the CLI's own.
     static func groups(for accessGroup: String) -> [String] {
@@ -28,11 +64,14 @@ struct Session {
 /// or whatever a test injects.
 struct KeychainFactory: Sendable {
     /// Opens the session for the global options and access group; `console` takes warnings.
-    let open: @Sendable (GlobalOptions, _ accessGroup: String, Console) throws(KeygateError) -> Session
+    let open: @Sendable (GlobalOptions, _ accessGroup: String, Console) async throws(KeygateError) -> Session
 
-    /// The embedded store, its required audit trail, the PAM authenticator, the Linux device
-    /// and the session's reuse records.
-    static let live = KeychainFactory { global, accessGroup, console throws(KeygateError) in
+    /// In daemon mode the daemon's session (``DaemonWiring``); embedded, the store, its required
+    /// audit trail, the PAM authenticator, the Linux device and the session's reuse records.
+    static let live = KeychainFactory { global, accessGroup, console async throws(KeygateError) in
+        if case .daemon = global.mode {
+            return try DaemonWiring.open(global, accessGroup: accessGroup)
+        }
         let paths = try global.store.paths()
         let store = try SQLiteItemStore(path: paths.store)
         let runtime = LinuxWiring.proofRecords(console)

@@ -1,65 +1,68 @@
 import KeygatePolicy
 
-/// What the SQLite store has already worked out about its rows: each row's access control
-/// parsed once per version of the row, and the associated data its value is sealed with
-/// rendered once, so a repeated read neither re-parses nor re-renders text.
+/// What the SQLite store has already worked out about the access-control texts it reads: each
+/// distinct stored text parsed once, and whether it is the canonical text form, so a repeated
+/// read neither re-parses nor re-renders text, whichever row it reads.
 ///
-/// An entry is keyed by the row's id and holds the stored access-control text it was parsed
-/// from: it is used only while the row's text is byte for byte that text (compared in place,
-/// without copying), so an edit behind the store's back is parsed afresh, never hidden. The
-/// associated data is reused only for a record whose identity and access control equal the
-/// ones it was computed for. A row not seen before whose text was already parsed for another
-/// row reuses that parse (the parse depends on the text alone). Bounded: when full, the cache
-/// starts again empty.
+/// The parse depends on the stored text alone, so entries are keyed by that text: a row's text
+/// is compared byte for byte in place (no copy) with the few texts read most recently, and
+/// looked up among all texts seen only when none of them matches. An edit behind the store's
+/// back is a new text, parsed afresh, never hidden. The associated data a value is opened with
+/// is built from the record's identity and the text form of its access control, taken from an
+/// entry whose parse equals it (rendered only when no entry does). Bounded: the texts seen are
+/// at most `capacity`; when full, that table starts again empty. A store's rows share a few
+/// access controls, so reading many different rows costs no parse and no allocation here.
 struct ParsedRowCache {
     private struct Entry {
-        /// The stored `accc` text the entry was parsed from.
+        /// The stored `accc` text.
         let text: [UInt8]
         /// The parsed access control, or nil when the text does not parse.
         let control: AccessControl?
-        /// The associated data last computed for this row, and the identity it was for.
-        var sealing: (identity: ItemIdentity, associatedData: [UInt8])?
+        /// The text itself as a string, when it is the parse's canonical text form (what a value
+        /// is sealed with).
+        let canonical: String?
     }
 
-    private var entries: [Int64: Entry] = [:]
-    /// Access controls by their stored text, whatever the row: a list of many rows sharing a few
-    /// access controls parses each distinct text once.
-    private var byText: [[UInt8]: AccessControl?] = [:]
-    /// The most entries kept (rows, and distinct texts).
+    /// The texts read most recently, the latest first (compared in place before any lookup).
+    private var recent: [Entry] = []
+    /// Every text seen, up to `capacity`.
+    private var byText: [[UInt8]: Entry] = [:]
+    /// The most distinct texts kept.
     let capacity: Int
+    /// How many recent texts are compared in place.
+    private static let recentCount = 4
 
     init(capacity: Int = 4096) { self.capacity = capacity }
 
-    /// The access control stored in `column` of the current row of `row` (item `id`), parsed
-    /// at most once per version of the row; nil when the text is missing or does not parse.
-    mutating func accessControl(id: Int64, row: SQLiteStatement, column: Int32) -> AccessControl? {
-        if let entry = entries[id], row.columnEquals(column, entry.text) { return entry.control }
-        guard let text = row.text(column) else {
-            entries[id] = nil
-            return nil
+    /// The access control stored in `column` of the current row of `row`, parsed at most once
+    /// per distinct text; nil when the text is missing or does not parse.
+    mutating func accessControl(row: SQLiteStatement, column: Int32) -> AccessControl? {
+        for index in recent.indices where row.columnEquals(column, recent[index].text) {
+            if index > 0 { recent.swapAt(index, 0) }
+            return recent[0].control
         }
+        guard let text = row.text(column) else { return nil }
         let bytes = Array(text.utf8)
-        let control: AccessControl?
+        let entry: Entry
         if let known = byText[bytes] {
-            control = known
+            entry = known
         } else {
-            control = try? AccessControl(textForm: text)
+            let control = try? AccessControl(textForm: text)
+            entry = Entry(text: bytes, control: control, canonical: control?.textForm == text ? text : nil)
             if byText.count >= capacity { byText.removeAll(keepingCapacity: true) }
-            byText[bytes] = control
+            byText[bytes] = entry
         }
-        if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-        entries[id] = Entry(text: bytes, control: control)
-        return control
+        if recent.count >= Self.recentCount { recent.removeLast() }
+        recent.insert(entry, at: 0)
+        return entry.control
     }
 
-    /// The associated data for `fields` of item `id`, rendered once per row version.
-    mutating func associatedData(id: Int64, fields: ItemFields) -> [UInt8] {
-        guard let entry = entries[id], entry.control == fields.accessControl else {
-            return ItemSealing.associatedData(for: fields)
+    /// The associated data for `fields`, from an access-control text already known to render
+    /// `fields.accessControl` (rendered afresh when none is).
+    func associatedData(fields: ItemFields) -> [UInt8] {
+        for entry in recent where entry.canonical != nil && entry.control == fields.accessControl {
+            return ItemSealing.associatedData(identity: fields.identity, controlText: entry.canonical!)
         }
-        if let sealing = entry.sealing, sealing.identity == fields.identity { return sealing.associatedData }
-        let data = ItemSealing.associatedData(for: fields)
-        entries[id]?.sealing = (fields.identity, data)
-        return data
+        return ItemSealing.associatedData(for: fields)
     }
 }

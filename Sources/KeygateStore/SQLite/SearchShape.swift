@@ -54,15 +54,19 @@ struct SearchShape {
             clauses.append(clause)
         }
         let condition = clauses.joined(separator: " AND ")
-        // With the account and service fixed, the primary-key index finds at most two rows. Any
-        // wider search (a list) collects the matching ids from the index first and reads the rows
-        // in id order from them, so SQLite never sorts whole rows (a 200k-item list would spill
-        // them to a temporary file).
-        guard conditions & Self.account != 0 && conditions & Self.service != 0 else {
-            return "SELECT \(selected) FROM items WHERE id IN (SELECT id FROM items WHERE \(condition)) ORDER BY id"
-        }
-        return "SELECT \(selected) FROM items WHERE \(condition) ORDER BY id"
+        // With the account and service fixed, the primary-key index finds at most two rows per
+        // access group: they come unordered (an ORDER BY would make SQLite copy them, values and
+        // all, into a sorter on every read) and the store orders them by id. Any wider search (a
+        // list) collects the matching ids from the index first and reads the rows in id order
+        // from them, so SQLite never sorts whole rows (a 200k-item list would spill them to a
+        // temporary file).
+        guard isOrdered else { return "SELECT \(selected) FROM items WHERE \(condition)" }
+        return "SELECT \(selected) FROM items WHERE id IN (SELECT id FROM items WHERE \(condition)) ORDER BY id"
     }
+
+    /// Whether ``sql(_:)`` returns the rows in id order; otherwise (a point read: service and
+    /// account given) the caller orders its few rows.
+    var isOrdered: Bool { conditions & Self.account == 0 || conditions & Self.service == 0 }
 
     /// Binds the filter's values in the order of ``sql(_:)``.
     func bind(_ filter: ItemFilter, to statement: SQLiteStatement) throws(KeygateError) {

@@ -22,7 +22,7 @@ enum AuditCommand: CommandGroup {
                     (deleted with its head, or restarted) when its own chain is intact; the
                     trail records which anchor it replaced
             """,
-        options: AuditRepairCommand.options, maximumPositionals: nil)
+        options: AuditRepairCommand.options, maximumPositionals: nil, choosesMode: true)
 
     static var subcommands: [any Command.Type] {
         [
@@ -52,6 +52,11 @@ struct AuditShowCommand: Command {
     init(parsing arguments: ParsedArguments) {}
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        if case .daemon = context.global.mode {
+            let lines = try await DaemonWiring.auditRecords(context.global)
+            for line in lines { context.console.out(line) }
+            return .success
+        }
         for line in try AuditTrailFile.lines(at: context.global.store.paths().audit) { context.console.out(line) }
         return .success
     }
@@ -64,6 +69,14 @@ struct AuditVerifyCommand: Command {
     init(parsing arguments: ParsedArguments) {}
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        if case .daemon(let socket) = context.global.mode {
+            let verdict = try await DaemonWiring.auditVerify(context.global)
+            if let problem = verdict.problem {
+                throw KeygateError(.decode, "the audit trail kept by keygated at \(socket) is broken: \(problem)")
+            }
+            context.console.out("the audit trail kept by keygated at \(socket): intact, \(verdict.records) records")
+            return .success
+        }
         let paths = try context.global.store.paths()
         let verdict = try AuditTrailFile.verify(at: paths.audit, anchors: AuditCommand.anchorStore(paths))
         if case .broken(let sequence, let reason) = verdict {
@@ -92,6 +105,7 @@ struct AuditRepairCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try context.requireEmbedded("audit repair")
         let paths = try context.global.store.paths()
         let path = paths.audit
         let anchors = try AuditCommand.anchorStore(paths)

@@ -16,7 +16,8 @@ struct ExportCommand: Command {
             a proof. The backup passphrase is asked twice on the terminal, or read from a descriptor.
             FILE must not exist yet.
             """,
-        options: [destination, ItemOptions.accessGroup, BackupPassphraseOption.descriptor], loadsPolicies: true)
+        options: [destination, ItemOptions.accessGroup, BackupPassphraseOption.descriptor], loadsPolicies: true,
+        choosesMode: true)
 
     /// The file to create.
     let path: String
@@ -32,9 +33,11 @@ struct ExportCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try context.requireEmbedded("export")
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             let passphrase = try passphrase.passphrase(confirm: true)
-            let backup = try await session.keychain.exportBackup(passphrase: passphrase, context: session.context)
+            let backup = try await session.embeddedKeychain.exportBackup(
+                passphrase: passphrase, context: session.context)
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
                 throw KeygateError(

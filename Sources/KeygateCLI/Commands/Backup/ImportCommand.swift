@@ -12,7 +12,7 @@ struct ImportCommand: Command {
             that exists already (exit 4), or any other failure imports nothing.
             """,
         options: [ItemOptions.accessGroup, BackupPassphraseOption.descriptor], maximumPositionals: 1,
-        loadsPolicies: true)
+        loadsPolicies: true, choosesMode: true)
 
     /// The backup file named: one (``validate()`` refuses none, the parser more).
     let files: [String]
@@ -32,6 +32,7 @@ struct ImportCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try context.requireEmbedded("import")
         let path = files[0]
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             let data: [UInt8]
@@ -41,7 +42,8 @@ struct ImportCommand: Command {
                 throw KeygateError(.param, error.description)
             }
             let passphrase = try passphrase.passphrase(confirm: false)
-            let count = try await session.keychain.importBackup(data, passphrase: passphrase, context: session.context)
+            let count = try await session.embeddedKeychain.importBackup(
+                data, passphrase: passphrase, context: session.context)
             context.console.err("keygate: imported \(count) item\(count == 1 ? "" : "s") from \(path)")
         }
         return .success

@@ -18,7 +18,7 @@ struct AddCommand: Command {
             name without the prefix (whenUnlockedThisDeviceOnly); FLAGS is a comma-separated list of
             Apple's flag names (biometryAny,devicePasscode,or). Exit 4 when the item exists.
             """,
-        options: ItemOptions.options + [label] + ProtectionOptions.options, loadsPolicies: true)
+        options: ItemOptions.options + [label] + ProtectionOptions.options, loadsPolicies: true, choosesMode: true)
 
     /// The item to add.
     let item: ItemOptions
@@ -37,10 +37,9 @@ struct AddCommand: Command {
         try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
             let protection = try protection.itemProtection()
             let value = try ItemValue.read(for: item, context)
-            try await session.keychain.add(
+            try await session.add(
                 AddRequest(
-                    service: item.service, account: item.account, label: label, protection: protection, data: value),
-                context: session.context)
+                    service: item.service, account: item.account, label: label, protection: protection, data: value))
         }
         return .success
     }

@@ -10,14 +10,14 @@ struct DeleteCommand: ItemCommand {
 
             Deletes the item. No proof is needed (Apple's odel(true)). Exit 3 when there is none.
             """,
-        options: ItemOptions.options, loadsPolicies: true)
+        options: ItemOptions.options, loadsPolicies: true, choosesMode: true)
 
     /// The item to delete.
     let item: ItemOptions
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
-            try await session.keychain.delete(item.query(in: session), context: session.context)
+            try await session.delete(item.query(in: session))
         }
         return .success
     }

@@ -16,7 +16,7 @@ struct GetCommand: Command {
             standard output is a terminal. Exit 3 when there is no such item, 5 when authentication
             failed, 6 when cancelled, 7 when locked or not allowed to ask.
             """,
-        options: ItemOptions.options + [prompt], loadsPolicies: true)
+        options: ItemOptions.options + [prompt], loadsPolicies: true, choosesMode: true)
 
     /// The item to read.
     let item: ItemOptions
@@ -33,7 +33,7 @@ struct GetCommand: Command {
             var query = item.query(in: session)
             query.returnData = true
             query.operationPrompt = prompt
-            guard let value = try await session.keychain.copyMatching(query, context: session.context).first?.data
+            guard let value = try await session.copyMatching(query).first?.data
             else {
                 throw KeygateError(.itemNotFound, "no such item")
             }

@@ -12,7 +12,7 @@ struct ListCommand: Command {
             for a proof. Non-ASCII characters are written as \\uXXXX escapes, so names that differ
             only in their bytes (NFC and NFD forms) are told apart.
             """,
-        options: ItemFilterOptions.options, loadsPolicies: true)
+        options: ItemFilterOptions.options, loadsPolicies: true, choosesMode: true)
 
     /// Which items to list.
     let filter: ItemFilterOptions
@@ -48,7 +48,7 @@ extension Session {
     /// The items `query` matches; none is an empty list, not an error.
     func matches(_ query: ItemQuery) async throws(KeygateError) -> [MatchedItem] {
         do {
-            return try await keychain.copyMatching(query, context: context)
+            return try await copyMatching(query)
         } catch  where error.status == .itemNotFound {
             return []
         }

@@ -13,7 +13,7 @@ struct UpdateCommand: ItemCommand {
             twice at a hidden prompt when standard input is a terminal (a protected item asks for a
             proof first).
             """,
-        options: ItemOptions.options, loadsPolicies: true)
+        options: ItemOptions.options, loadsPolicies: true, choosesMode: true)
 
     /// The item to change.
     let item: ItemOptions
@@ -21,8 +21,8 @@ struct UpdateCommand: ItemCommand {
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         try await context.withSession(accessGroup: item.accessGroup) { session throws(KeygateError) in
             let value = try ItemValue.read(for: item, context)
-            try await session.keychain.update(
-                item.query(in: session), changes: ItemChanges(data: value), context: session.context)
+            try await session.update(
+                item.query(in: session), changes: ItemChanges(data: value))
         }
         return .success
     }

@@ -1,0 +1,131 @@
+// The broker: a plain gated read through `keygated` (KeygateClient, one connection) beside the
+// same read embedded in process, and `keygate get` through the daemon beside `keygate get`
+// embedded, whole process. The daemon is started here, so these rows need root (they say
+// "needs root" otherwise); the bench connects as itself (root's own store in the daemon's
+// state directory), with `device-state = unlocked` in the daemon's configuration.
+
+import Foundation
+import Glibc
+import Keygate
+import KeygateClient
+import KeygatePolicy
+import KeygateStore
+
+/// `keygated` beside the given `keygate` binary, else beside this program.
+func daemonBinary(keygateBinary: String?) -> String? {
+    let beside = [keygateBinary, selfPath].compactMap { $0 }.map {
+        URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("keygated").path
+    }
+    return beside.first { access($0, X_OK) == 0 }
+}
+
+func brokerRows(_ table: Table, scale: Scale, keygateBinary: String?) async throws {
+    table.section("Broker: keygated beside embedded (in-process reads: median of interleaved batches)")
+    let readName = "copyMatching 64 B through keygated (KeygateClient, one connection)"
+    let getName = "keygate get through keygated (whole process, median of \(scale.processRuns) interleaved runs)"
+    guard geteuid() == 0 else {
+        table.add(Row(name: readName, ours: "needs root", target: "≤ 150 µs more"))
+        table.add(Row(name: getName, ours: "needs root", target: "≤ 1.2×"))
+        return
+    }
+    guard let daemon = daemonBinary(keygateBinary: keygateBinary) else {
+        table.add(Row(name: readName, ours: "keygated not built", target: "≤ 150 µs more"))
+        table.add(Row(name: getName, ours: "keygated not built", target: "≤ 1.2×"))
+        return
+    }
+    let directory = temporaryDirectory("broker")
+    defer { removeTree(directory) }
+    let socket = directory + "/keygated.sock"
+    let configuration = directory + "/keygated.conf"
+    _ = FileManager.default.createFile(
+        atPath: configuration, contents: Data("device-state = unlocked\n".utf8), attributes: [.posixPermissions: 0o600])
+    guard
+        let child = start(
+            [daemon, "--socket", socket, "--state-directory", directory + "/state", "--config", configuration],
+            stderrPath: directory + "/daemon.log")
+    else { throw KeygateError(.io, "cannot start \(daemon)") }
+    defer {
+        kill(child.pid, SIGTERM)
+        _ = child.wait(timeout: 10, sampleMemory: false)
+    }
+    let deadline = now() + 10
+    while access(socket, F_OK) != 0 {
+        guard now() < deadline else {
+            let log = (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? ""
+            throw KeygateError(.io, "keygated did not create its socket in 10 s: \(log)")
+        }
+        usleep(10_000)
+    }
+    // The same items through the daemon (root's store in its state directory) and in an
+    // embedded store: `svc-<i>`, 64 random bytes, group keygate.
+    let items = scale.name == "tiny" ? 5 : 200
+    let client = try KeygateClient(socketPath: socket, accessGroups: ["keygate"], clientName: "keygate-bench")
+    defer { client.close() }
+    let embeddedDirectory = directory + "/embedded"
+    mkdir(embeddedDirectory, 0o700)
+    let embedded = Keychain(
+        store: try SQLiteItemStore(path: embeddedDirectory + "/items.db"), accessGroups: ["keygate"],
+        authenticator: NobodyAuthenticator(), auditor: Auditor(sink: NoopAuditSink(), isRequired: true))
+    for index in 0..<items {
+        let request = AddRequest(
+            service: "svc-\(index)", account: "bench", accessGroup: "keygate",
+            data: SecretData(bytes: (0..<64).map { _ in UInt8.random(in: 0...255) }))
+        try await client.add(request)
+        try await embedded.add(request)
+    }
+    func read(_ keychain: any KeychainAccess) -> (Int) async throws -> Void {
+        { counter in
+            let query = ItemQuery(
+                service: "svc-\(spread(counter, over: items))", account: "bench", accessGroup: "keygate",
+                returnData: true)
+            let found = try await keychain.copyMatching(query, context: nil)
+            precondition(found.first?.data?.count == 64, "read failed")
+        }
+    }
+    let reads = 10 * scale.slowReads
+    let (ours, base) = try await pair(
+        batches: scale.batches, operations: (reads, reads), read(client), read(embedded))
+    table.add(
+        Row(
+            name: readName + " (daemon writes no audit trail yet)",
+            ours: "\(duration(ours)) (+\(duration(max(ours - base, 0))))",
+            baselineName: "embedded Keychain, no-op sink", baseline: duration(base), ratio: ratio(ours, base),
+            target: "≤ 150 µs more"))
+    guard let binary = keygateBinary else {
+        table.add(Row(name: getName, ours: "not built (KEYGATE_BIN)", target: "≤ 1.2×"))
+        return
+    }
+    let home = directory + "/home"
+    mkdir(home, 0o700)
+    var environment = cliEnvironment(home)
+    environment["KEYGATE_SOCKET"] = socket
+    let viaDaemon = [binary, "--daemon", "get", "-s", "svc-1", "-a", "bench"]
+    let local = keygate(
+        binary, store: embeddedDirectory + "/items.db", trail: embeddedDirectory + "/audit.jsonl",
+        ["--embedded", "get", "-s", "svc-1", "-a", "bench"])
+    var times: ([Double], [Double]) = ([], [])
+    var failure: String?
+    for runIndex in 0...scale.processRuns {
+        for (side, arguments) in [viaDaemon, local].enumerated() {
+            guard let finished = run(arguments, environment: environment), finished.status == 0 else {
+                failure = "failed (\(side == 0 ? "daemon" : "embedded") get)"
+                break
+            }
+            // The first pair warms the caches up and is not kept.
+            if runIndex > 0 {
+                if side == 0 { times.0.append(finished.seconds) } else { times.1.append(finished.seconds) }
+            }
+        }
+        if failure != nil { break }
+    }
+    if let failure {
+        table.add(Row(name: getName, ours: failure, target: "≤ 1.2×"))
+        return
+    }
+    let (daemonGet, embeddedGet) = (median(times.0), median(times.1))
+    table.add(
+        Row(
+            name: getName, ours: duration(daemonGet),
+            baselineName: "keygate get embedded (durable trail: one fsync)", baseline: duration(embeddedGet),
+            ratio: ratio(daemonGet, embeddedGet), target: "≤ 1.2×"))
+}

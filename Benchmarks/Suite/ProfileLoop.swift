@@ -1,0 +1,79 @@
+// One kind of read or add in a loop, for a profiler (`perf record`, `valgrind --tool=callgrind`,
+// `strace -c`): `keygate-bench worker loop MODE COUNT`, after a warm-up of a tenth of COUNT.
+// MODE is one of durable, group, memory, sealing, noop (gated reads of 64 B items through
+// `Keychain.copyMatching` with that audit sink), direct (`SQLiteItemStore` read), c (the C
+// baseline's read), add-durable or add-noop (`Keychain.add`). Reads use the cached 10,000-item
+// store; prints the microseconds per operation of the timed part.
+
+import Foundation
+import Glibc
+import Keygate
+import KeygateBenchC
+import KeygatePolicy
+import KeygateStore
+import Synchronization
+
+func profileLoop(mode: String, count: Int) async -> Int32 {
+    do {
+        let directory = temporaryDirectory("loop")
+        defer { removeTree(directory) }
+        let operation: (Int) async throws -> Void
+        if mode.hasPrefix("add-") {
+            let keychain = try addingKeychain(directory, durable: mode == "add-durable")
+            operation = { try await add(keychain, tag: 0, index: $0) }
+        } else {
+            let fixture = try StoreFixture.make(items: 10_000, large: 100)
+            let store = try SQLiteItemStore(path: fixture.store)
+            let baseline = try Baseline(path: fixture.baseline)
+            let sinks: [String: any AuditSink] = [
+                "durable": JSONLinesAuditSink(path: directory + "/trail.jsonl"),
+                "group": JSONLinesAuditSink(path: directory + "/trail.jsonl", durability: .groupCommit(records: 64)),
+                "memory": InMemoryAuditSink(), "noop": NoopAuditSink(), "sealing": SealingAuditSink(),
+            ]
+            switch mode {
+            case "c": operation = { baseline.read(spread($0, over: 10_000), large: false) }
+            case "direct":
+                operation = { counter in
+                    let filter = ItemFilter(
+                        accessGroups: ["keygate"], service: "svc-\(spread(counter, over: 10_000))", account: "bench")
+                    guard let record = try store.items(matching: filter).first else { fatalError("item missing") }
+                    let value = try store.open(record)
+                    precondition(value.count == 64, "read failed")
+                }
+            default:
+                guard let sink = sinks[mode] else {
+                    FileHandle.standardError.write("keygate-bench: unknown loop mode \(mode)\n")
+                    return 2
+                }
+                let keychain = Keychain(
+                    store: store, accessGroups: ["keygate"], authenticator: NobodyAuthenticator(),
+                    auditor: Auditor(sink: sink, isRequired: true))
+                operation = { counter in
+                    let query = ItemQuery(
+                        service: "svc-\(spread(counter, over: 10_000))", account: "bench", accessGroup: "keygate",
+                        returnData: true)
+                    let found = try await keychain.copyMatching(query)
+                    precondition(found.first?.data?.count == 64, "read failed")
+                }
+            }
+        }
+        for counter in 0..<max(count / 10, 1) { try await operation(counter) }
+        let start = now()
+        for counter in 0..<count { try await operation(counter + 1_000_000) }
+        print(format((now() - start) / Double(max(count, 1)) * 1e6, digits: 2))
+        return 0
+    } catch {
+        FileHandle.standardError.write("keygate-bench: \(error)\n")
+        return 1
+    }
+}
+
+/// Seals every record into a chain and keeps only the head: what auditing costs in process
+/// without keeping the records (the in-memory sink keeps them all).
+final class SealingAuditSink: AuditSink {
+    private let head = Mutex(AuditHead(genesis: String(repeating: "0", count: 64)))
+
+    func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
+        head.withLock { $0.seal(event, at: time) }
+    }
+}
