@@ -104,7 +104,7 @@ let package = Package(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
-        .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting"]),
+        .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient"]),
         .testTarget(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
@@ -121,6 +121,7 @@ let package = Package(
             name: "KeygatedTests",
             dependencies: [
                 "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
+                "KeygateClient", "KeygateTesting",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -69,6 +69,8 @@ final class ClientConnection: Sendable {
         } onCancel: {
             self.cancel(token: token)
         }
+        // A cancel that came after the exchange ended left the token behind.
+        state.withLock { _ = $0.cancelledEarly.remove(token) }
         return try result.get()
     }
 
@@ -93,11 +95,10 @@ final class ClientConnection: Sendable {
     /// The socket, connecting and saying hello first when there is none.
     private func connected() throws(KeygateError) -> ClientSocket {
         if let socket = state.withLock({ $0.socket }) { return socket }
-        let socket = try ClientSocket(path: path)
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
+        let socket = try ClientSocket(path: path, timeout: replyTimeout)
+        // A new connection starts a new sequence of request ids.
+        let id: UInt32 = 1
+        state.withLock { $0.nextID = 2 }
         try socket.send(
             .hello(
                 minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: accessGroups,
@@ -122,6 +123,8 @@ final class ClientConnection: Sendable {
         let early = state.withLock { $0.cancelledEarly.remove(token) != nil }
         if early { return .failure(KeygateError(.userCanceled, "the operation was cancelled before it was sent")) }
         do throws(KeygateError) {
+            // Request ids only grow on a connection: before they run out, start a new one.
+            if state.withLock({ $0.nextID == .max }) { dropCurrent() }
             let socket = try connected()
             let requestID = state.withLock { state in
                 defer { state.nextID += 1 }

@@ -16,10 +16,12 @@ final class ClientSocket: @unchecked Sendable {
     private var pending: [Frame] = []
     private let sendLock = Mutex<Void>(())
 
-    /// Connects to `path`.
+    /// Connects to `path`, waiting at most `timeout` seconds for a daemon whose backlog is full;
+    /// every later write waits at most as long for a daemon that stopped reading.
     /// - Throws: `errSecParam` for a path too long for a Unix socket; `errSecNotAvailable`,
-    ///   naming the socket, when nothing listens there or the connection is refused.
-    init(path: String) throws(KeygateError) {
+    ///   naming the socket, when nothing listens there, the connection is refused or not
+    ///   accepted in time.
+    init(path: String, timeout: Double) throws(KeygateError) {
         self.path = path
         var address = sockaddr_un()
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
@@ -30,6 +32,10 @@ final class ClientSocket: @unchecked Sendable {
         guard fd >= 0 else {
             throw KeygateError(.notAvailable, "keygated at \(path): no socket: \(Self.reason(errno))")
         }
+        // Linux bounds a Unix stream connect by the send timeout too.
+        let seconds = max(timeout, 0.001)
+        var limit = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.utf8.enumerated() { raw[index] = byte }

@@ -148,8 +148,12 @@ import Testing
 
     @Test func aDaemonThatGoesAwayIsNotAvailableAndTheNextCallConnectsAgain() async throws {
         let daemon = try ScriptedDaemon(connections: 2) { peer in
-            try peer.greet()
+            // Each connection starts its own sequence of ids: hello 1, then 2.
+            let hello = try peer.receive()
+            #expect(hello.id == 1)
+            try peer.send(.helloReply(version: 1, daemonVersion: "scripted"), id: hello.id)
             let request = try peer.receive()
+            #expect(request.id == 2)
             if request.message == .lock {
                 try peer.send(.done, id: request.id)
             }
@@ -219,5 +223,56 @@ import Testing
             try #require(Date() < deadline, "timed out")
             try await Task.sleep(nanoseconds: 5_000_000)
         }
+    }
+}
+
+/// The client's daemon-only calls, and cancels that never reach the wire.
+@Suite struct KeygateClientDaemonCallTests {
+    @Test func statusAuditAndLockReturnWhatTheDaemonSent() async throws {
+        let status = StatusPayload(
+            mode: "daemon", uid: 1000, gid: 100, pid: 42, executable: "/usr/bin/app", daemonVersion: "v",
+            pidfdSource: "SO_PEERPIDFD")
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let first = try peer.receive()
+            #expect(first.message == .status)
+            try peer.send(.statusReply(status), id: first.id)
+            let show = try peer.receive()
+            #expect(show.message == .auditShow(limit: 5))
+            try peer.send(.auditRecords(["{\"a\":1}", "{\"b\":2}"]), id: show.id)
+            let verify = try peer.receive()
+            #expect(verify.message == .auditVerify)
+            try peer.send(.auditVerified(records: 9, problem: "line 3: chain broken"), id: verify.id)
+            let lock = try peer.receive()
+            #expect(lock.message == .lock)
+            try peer.send(.done, id: lock.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        #expect(try await client.status() == status)
+        #expect(try await client.auditShow(limit: 5) == ["{\"a\":1}", "{\"b\":2}"])
+        let verified = try await client.auditVerify()
+        #expect(verified.records == 9)
+        #expect(verified.problem == "line 3: chain broken")
+        try await client.lock()
+        daemon.finish()
+    }
+
+    @Test func aTaskCancelledBeforeItsCallSendsNothing() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            // The first request after hello is the one made after the cancelled call.
+            let next = try peer.receive()
+            #expect(next.message == .lock)
+            try peer.send(.done, id: next.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await client.delete(ItemQuery(service: "s"))
+        }
+        let error = await #expect(throws: KeygateError.self) { try await task.value }
+        #expect(error?.status == .userCanceled)
+        try await client.lock()
+        daemon.finish()
     }
 }

@@ -1,5 +1,8 @@
+import Foundation
 import Keygate
+import KeygateClient
 import KeygateLinux
+import KeygatePAM
 import KeygatePolicy
 
 // The README's Swift blocks, verbatim but for their imports (above) and the function around
@@ -34,4 +37,18 @@ func readmeTheEngine() throws {
     case .deny(let status): print("refused: \(status)")  // e.g. errSecInteractionNotAllowed -25308
     case .authenticate(let requirement): print("prove \(requirement)")  // e.g. "biometry | passcode"
     }
+}
+
+func readmeOneAPITwoModes() async throws {
+    // Through keygated when its socket is there (the daemon proves and keeps the store);
+    // embedded otherwise. Either way the same calls and the same errors.
+    let keychain: any KeychainAccess =
+        if FileManager.default.fileExists(atPath: KeygateClient.defaultSocketPath) {
+            try KeygateClient(accessGroups: ["com.example.app"], passphraseSource: TerminalPassphraseSource.open())
+        } else {
+            try Keychain.standard(application: "com.example.app")
+        }
+    let tokens = CredentialStore(keychain: keychain, service: "api")
+    let token = try await tokens.read(account: "me", prompt: "Sign in again")
+    _ = token
 }

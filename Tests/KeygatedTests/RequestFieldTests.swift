@@ -55,4 +55,26 @@ import Testing
             return
         }
     }
+
+    @Test func aCancelThatCrossesItsReplyIsIgnoredAndTheConnectionGoesOn() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        let client = try daemon.connect()
+        try client.greet()
+        try client.send(.lock, id: 2)
+        #expect(client.receive()?.message == .done)
+        // Before: "request 2 is not in flight", and the connection was closed.
+        try client.send(.cancel, id: 2)
+        try client.send(.status, id: 3)
+        let reply = try #require(client.receive())
+        #expect(reply.id == 3)
+        guard case .statusReply = reply.message else {
+            Issue.record("a late cancel ended the connection: \(reply.message)")
+            return
+        }
+        // A cancel of a request never sent is still out of order.
+        try client.send(.cancel, id: 9)
+        #expect(client.receive()?.message.keygateError?.status == .badReq)
+        #expect(client.closedByPeer(within: 5))
+    }
 }
