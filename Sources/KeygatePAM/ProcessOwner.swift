@@ -1,7 +1,8 @@
 import Glibc
 public import KeygatePolicy
 
-/// The account that owns this process: the only account Keygate ever proves presence for.
+/// The account that owns this process: the only account Keygate proves presence for, except
+/// in a broker that names its peer's account (``userName(of:)``, `PAMAuthenticator`'s `user:`).
 ///
 /// Resolved from the effective uid with `getpwuid_r`, never from a name a caller passes or
 /// from `$USER`, so proving another account's password cannot unlock this user's items.

@@ -7,7 +7,9 @@ public import KeygatePolicy
 /// services for the process owner, and an `other` that denies.
 ///
 /// Services: `kg-passcode` (password ``passcode``), `kg-biometry` (answer ``finger``),
-/// `kg-chatty` (messages, then the passcode), `kg-denied` (never), `kg-unavailable` (no passdb).
+/// `kg-chatty` (messages, then the passcode), `kg-denied` (never), `kg-unavailable` (no passdb),
+/// `kg-caller` (the passcode, and only for ``callerTerminal`` and ``callerUser`` as `PAM_TTY` and
+/// `PAM_RUSER`).
 ///
 /// pam_wrapper copies the service directory once, at its first use in a process, so all
 /// services are written before the library is loaded. The library is loaded with dlopen
@@ -23,6 +25,10 @@ public enum PAMFixture {
     public static let passcode = "s3cret-passcode"
     /// The answer `kg-biometry` accepts.
     public static let finger = "finger-match"
+    /// The `PAM_TTY` `kg-caller` requires.
+    public static let callerTerminal = "/dev/pts/77"
+    /// The `PAM_RUSER` `kg-caller` requires.
+    public static let callerUser = "kg-remote-caller"
 
     /// The loaded world.
     public struct World: Sendable {
@@ -53,6 +59,11 @@ public enum PAMFixture {
                 try write(root + "/passdb-biometry", "\(user):\(finger):kg-biometry\n")
                 try write(root + "/passdb-chatty", "\(user):\(passcode):kg-chatty\n")
                 try write(root + "/passdb-denied", "\(user):\(passcode):some-other-service\n")
+                try write(root + "/passdb-caller", "\(user):\(passcode):kg-caller\n")
+                try write(
+                    services + "/kg-caller",
+                    "auth requisite pam_succeed_if.so quiet tty = \(callerTerminal) ruser = \(callerUser)"
+                        + "\n" + matrix("passdb-caller"))
                 try write(services + "/kg-passcode", matrix("passdb-passcode"))
                 try write(services + "/kg-biometry", matrix("passdb-biometry"))
                 try write(services + "/kg-denied", matrix("passdb-denied"))

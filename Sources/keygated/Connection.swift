@@ -129,7 +129,7 @@ final class Connection: Sendable {
         relay.begin(
             PromptRelay.Scope(
                 requestID: requestID, reuseSeconds: RelayedRequest.reuseSeconds(message),
-                terminal: CallerTerminal.read(pid: identity.pid, pidfd: pidfd)))
+                pidfd: pidfd))
         let relay = self.relay
         let wire = self.wire
         let timeout = configuration.promptTimeoutSeconds

@@ -69,8 +69,12 @@ final class DaemonAttemptLedger: AttemptLedger {
     func recordSuccess(of factor: Factor) {
         state.withLock { state in
             guard case .records(var records) = state else { return }
+            let before = records
             records[factor] = AttemptRecord()
             if factor == .passcode { records[.biometry] = AttemptRecord() }
+            // Nothing to clear: no write (a success costs no fsync when nothing failed before it).
+            guard Self.counted.contains(where: { (records[$0] ?? AttemptRecord()) != (before[$0] ?? AttemptRecord()) })
+            else { return }
             if let problem = save(records) {
                 Log.line("\(path): \(problem); every factor of this uid stays locked out")
                 state = .refused(problem)

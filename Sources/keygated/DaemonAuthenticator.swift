@@ -31,7 +31,8 @@ struct DaemonAuthenticator: Authenticator {
         -> AuthenticationOutcome
     {
         let scope = relay.scope
-        let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: scope?.terminal)
+        let terminal = scope.flatMap { CallerTerminal.read(pid: identity.pid, pidfd: $0.pidfd) }
+        let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
         if let key {
             if context.state.device.isLocked {
                 proofs.clear(uid: key.uid, session: key.session)
@@ -56,7 +57,7 @@ struct DaemonAuthenticator: Authenticator {
         do {
             authenticator = try PAMAuthenticator(
                 configuration: configuration, source: relay, user: user,
-                caller: PAMCaller(terminal: scope?.terminal?.name, remoteUser: user))
+                caller: PAMCaller(terminal: terminal?.name, remoteUser: user))
         } catch {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }
@@ -66,6 +67,30 @@ struct DaemonAuthenticator: Authenticator {
             proofs.record(proved, key: key, now: context.clock.now())
         }
         return outcome
+    }
+
+    /// A context holding every proof remembered for the caller's key within the request's
+    /// window, for the facade to evaluate with before anything is asked (so a request that may
+    /// not prompt is served by a proof it may reuse, as with Apple's reused `LAContext`); nil
+    /// when the request asks for no window, the caller has no key, nothing is remembered, or
+    /// `device` reports the screen locked (which forgets the session's proofs).
+    func reuseContext(device: (any DeviceStateSource)?) -> AuthenticationContext? {
+        guard let scope = relay.scope, scope.reuseSeconds > 0,
+            let terminal = CallerTerminal.read(pid: identity.pid, pidfd: scope.pidfd),
+            let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
+        else { return nil }
+        let now = SystemClock().now()
+        let found = [Factor.passcode, .biometry].compactMap {
+            proofs.reusable($0, key: key, window: scope.reuseSeconds, now: now)
+        }
+        guard !found.isEmpty else { return nil }
+        if device?.snapshot(readingBiometry: false).device.isLocked ?? false {
+            proofs.clear(uid: key.uid, session: key.session)
+            return nil
+        }
+        var state = AuthenticationState(reuseSeconds: scope.reuseSeconds)
+        for proof in found { state.proofs.record(proof) }
+        return AuthenticationContext(state: state)
     }
 
     /// The first alternative of `requirement` whose factors all have a remembered proof within

@@ -33,8 +33,9 @@ final class PromptRelay: PassphraseSource {
         var requestID: UInt32
         /// The reuse window the request asked for, 0...300 seconds.
         var reuseSeconds: Int
-        /// The caller's terminal when the request began (nil: none, no reuse).
-        var terminal: CallerTerminal?
+        /// The caller's pidfd, from which its terminal is read when a proof is needed (only
+        /// then: a plain request costs no /proc read).
+        var pidfd: Int32
     }
 
     private enum Delivery: Sendable {

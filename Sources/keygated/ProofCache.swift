@@ -52,6 +52,14 @@ final class ProofCache: Sendable {
         }
     }
 
+    /// The keys that hold proofs now.
+    var keys: [Key] { entries.withLock { Array($0.keys) } }
+
+    /// Forgets the proofs of `key` (its terminal's session leader is gone: a logout).
+    func forget(_ key: Key) {
+        _ = entries.withLock { $0.removeValue(forKey: key) }
+    }
+
     /// Forgets every proof of `uid` in `session` (a `lock` request, a screen lock).
     func clear(uid: UInt32, session: String) {
         entries.withLock { entries in

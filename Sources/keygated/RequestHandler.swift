@@ -50,18 +50,18 @@ struct RequestHandler: Sendable {
             }
         case .copyMatching(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
                 return .items(try await keychain.copyMatching(query, context: context))
             }
         case .update(let query, let changes, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
                 try await keychain.update(query, changes: changes, context: context)
                 return .done
             }
         case .delete(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
                 try await keychain.delete(query, context: context)
                 return .done
             }
@@ -78,12 +78,14 @@ struct RequestHandler: Sendable {
 
     /// The context a copyMatching, update or delete runs in, for a request carrying
     /// `reuseSeconds`: refused above 300 s (`errSecParam`, before the facade is called).
-    /// Every request gets the keychain's own fresh context (nil): the window reaches the
-    /// daemon's authenticator through the connection's prompt relay, which alone decides what
-    /// is reused (``DaemonAuthenticator``, ``ProofCache``).
-    private func proofContext(reuseSeconds: UInt32) throws(KeygateError) -> AuthenticationContext? {
+    /// The context holds the proofs the daemon remembers for the caller within that window
+    /// (``DaemonAuthenticator/reuseContext(device:)``), so a request that may not prompt can
+    /// still be served by them; nil (the keychain's own fresh context) when there are none.
+    private func proofContext(reuseSeconds: UInt32, keychain: Keychain) throws(KeygateError)
+        -> AuthenticationContext?
+    {
         try ReuseWindow.check(reuseSeconds)
-        return nil
+        return (keychain.authenticator as? DaemonAuthenticator)?.reuseContext(device: keychain.device)
     }
 
     /// The reply to `lock`: the caller's reusable proofs are forgotten, then `done`.

@@ -1,3 +1,4 @@
+import Glibc
 import Keygate
 import KeygateLinux
 import KeygatePAM
@@ -30,6 +31,15 @@ final class UserKeychains: Sendable {
         self.policies = policies
         self.promptSlots = PromptSlots(
             total: configuration.maximumPrompts, perUser: configuration.maximumPromptsPerUser)
+        watchLocks()
+    }
+
+    /// Starts forgetting proofs at a screen lock or logout between requests (``LockWatcher``).
+    private func watchLocks() {
+        LockWatcher.start(proofs: proofs, watchingLocks: configuration.deviceState == .logind) {
+            [configuration] uid, session in
+            Self.device(uid: uid, session: session, configuration: configuration)
+        }
     }
 
     /// The keychain of `identity`'s uid, for a caller that asked for `accessGroups`: the
@@ -61,12 +71,18 @@ final class UserKeychains: Sendable {
     /// The device as the daemon sees it for this caller: the configured mode, the caller's own
     /// logind session (never the client's environment) and the configured enrollment file.
     private func device(for identity: PeerIdentity) -> LinuxDevice {
+        Self.device(uid: identity.uid, session: identity.session, configuration: configuration)
+    }
+
+    private static func device(uid: UInt32, session: String?, configuration: Configuration) -> LinuxDevice {
         var environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-        if let session = identity.session { environment["XDG_SESSION_ID"] = session }
+        if let session { environment["XDG_SESSION_ID"] = session }
         if let file = configuration.enrollmentFile { environment["KEYGATE_ENROLLMENT_FILE"] = file }
+        // The daemon's own environment (its unit's), never a client's: which system bus holds logind.
+        if let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") { environment["DBUS_SYSTEM_BUS_ADDRESS"] = String(cString: bus) }
         return LinuxDevice(
             mode: configuration.deviceState, environment: environment,
-            onWarning: { Log.line("uid \(identity.uid): \($0)") })
+            onWarning: { Log.line("uid \(uid): \($0)") })
     }
 
     /// The uid's persistent failure counters, one object per uid (so parallel connections

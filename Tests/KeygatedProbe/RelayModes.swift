@@ -8,6 +8,7 @@ import KeygateStore
 //                                                 for a reuse window of REUSE seconds (default 0)
 //   relay cancel SERVICE ACCOUNT          sends cancel at the first prompt
 //   relay silent SERVICE ACCOUNT          never answers (waits for the daemon's verdict)
+//   relay fail SERVICE ACCOUNT - [REUSE]  reads with authenticationUI fail (may not prompt)
 //   relay hang SERVICE ACCOUNT            prints "hanging pid=N" at the first prompt and sleeps until killed
 //   lock                                  sends lock; prints "ok"
 // Each relay mode prints "prompt STYLE TEXT" per prompt frame, then the value, or "error STATUS MESSAGE"
@@ -74,7 +75,9 @@ struct RelayClient {
     mutating func read(mode: String, service: String, account: String, answer: String?, reuse: UInt32) {
         let id = nextID
         nextID += 1
-        send(.copyMatching(ItemQuery(service: service, account: account, returnData: true), reuseSeconds: reuse), id: id)
+        let query = ItemQuery(
+            service: service, account: account, returnData: true, authenticationUI: mode == "fail" ? .fail : nil)
+        send(.copyMatching(query, reuseSeconds: reuse), id: id)
         while true {
             switch next() {
             case .prompt(let style, let text):

@@ -17,9 +17,10 @@ final class RelayFixture {
 
     let daemon: DaemonFixture
 
-    /// A daemon with `extra` configuration lines (after `device-state = unlocked`).
-    init(config extra: String = "") throws {
-        daemon = try DaemonFixture(config: "device-state = unlocked\n" + extra)
+    /// A daemon with `extra` configuration lines (after `device-state = DEVICESTATE`).
+    /// With `chatty`, the `keygate` service first sends one info and one error message (pam_chatty).
+    init(config extra: String = "", deviceState: String = "unlocked", chatty: Bool = false) throws {
+        daemon = try DaemonFixture(config: "device-state = \(deviceState)\n" + extra)
         let pam = daemon.directory + "/pam"
         let services = pam + "/services"
         try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
@@ -38,7 +39,8 @@ final class RelayFixture {
         let matrix =
             "auth required \(Self.modules)/pam_matrix.so passdb=\(pam)/passdb\n"
             + "account required \(Self.modules)/pam_matrix.so passdb=\(pam)/passdb\n"
-        try ("auth requisite pam_succeed_if.so quiet ruser in \(users)\n" + matrix)
+        let messages = chatty ? "auth required \(Self.modules)/pam_chatty.so num_lines=1 info error\n" : ""
+        try ("auth requisite pam_succeed_if.so quiet ruser in \(users)\n" + messages + matrix)
             .write(toFile: services + "/keygate", atomically: true, encoding: .utf8)
         try "auth required pam_deny.so\naccount required pam_deny.so\n"
             .write(toFile: services + "/other", atomically: true, encoding: .utf8)
@@ -52,6 +54,27 @@ final class RelayFixture {
         ]
     }
 
+    /// Stops the daemon and removes the runtime directories pam_wrapper made for this fixture's
+    /// daemons (`/tmp/pam.X` holding a copy of this fixture's services): a daemon stopped by a
+    /// signal never removes its own, and pam_wrapper's reuse of stale slots races between
+    /// processes starting at the same time.
+    deinit {
+        daemon.stop()
+        let mine = daemon.directory + "/pam/"
+        for slot in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where slot.hasPrefix("pam.") {
+            let path = "/tmp/" + slot
+            guard let service = try? String(contentsOfFile: path + "/keygate", encoding: .utf8),
+                service.contains(mine)
+            else { continue }
+            if let pid = (try? String(contentsOfFile: path + "/pid", encoding: .utf8)).flatMap({
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }), kill(pid, 0) == 0 {
+                continue
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
     /// Adds a `userPresence` item `service`/`account` = `value` for `uid`.
     func addGated(as uid: UInt32, _ service: String, _ account: String, _ value: String) throws {
         #expect(try daemon.probe(as: uid, "add", service, account, value, "presence").lines == ["ok"])
@@ -62,7 +85,8 @@ final class RelayFixture {
         -> DaemonFixture.Result
     {
         try daemon.run(
-            as: uid, DaemonFixture.probePath, [daemon.socket, "relay", mode, service, account] + (answer.map { [$0] } ?? []))
+            as: uid, DaemonFixture.probePath,
+            [daemon.socket, "relay", mode, service, account] + (answer.map { [$0] } ?? []))
     }
 
     /// A relay probe running in the background as `uid`; read its output with ``Background/output``.
@@ -72,8 +96,11 @@ final class RelayFixture {
         let output = daemon.directory + "/background-\(UUID().uuidString).out"
         let process = try DaemonFixture.launch(
             "/usr/bin/setpriv",
-            ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket, "relay", mode,
-             service, account] + (answer.map { [$0] } ?? []),
+            [
+                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket, "relay",
+                mode,
+                service, account,
+            ] + (answer.map { [$0] } ?? []),
             output: output)
         return Background(process: process, outputPath: output)
     }

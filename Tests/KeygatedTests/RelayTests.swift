@@ -18,6 +18,22 @@ import Testing
         #expect(read.status == 0, "\(read.output)")
         #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
         #expect(read.lines.last == "the-value")
+        // The answer went to PAM only: never to the daemon's log.
+        #expect(!world.daemon.log.contains("pass-a"), "\(world.daemon.log)")
+    }
+
+    /// PAM's info and error messages reach the client as prompt styles 4 and 3, unanswered,
+    /// before the prompt that waits for the passphrase.
+    @Test func moduleMessagesAreRelayedWithoutWaiting() throws {
+        let world = try RelayFixture(chatty: true)
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let read = try world.relay(as: a, "answer", "gated", "me", answer: "pass-a")
+        let styles = read.lines.filter { $0.hasPrefix("prompt ") }.map { $0.split(separator: " ")[1] }
+        #expect(styles.last == "1", "\(read.output)")
+        #expect(styles.dropLast().contains("4") && styles.dropLast().contains("3"), "\(read.output)")
+        #expect(styles.dropLast().allSatisfy { $0 == "3" || $0 == "4" }, "\(read.output)")
+        #expect(read.lines.last == "the-value", "\(read.output)")
     }
 
     @Test func anotherUsersPassphraseOrAWrongOneIsErrSecAuthFailed() throws {

@@ -96,9 +96,13 @@ final class ReuseTerminal {
                 unlink(output)
                 unlink(output + ".done")
             }
-            let probe = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
-                DaemonFixture.probePath, socket] + command
-            let line = probe.map(Self.quoted).joined(separator: " ")
+            let probe =
+                [
+                    "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
+                    DaemonFixture.probePath, socket,
+                ] + command
+            let line =
+                probe.map(Self.quoted).joined(separator: " ")
                 + " > \(output) 2>&1; echo $? >> \(output); : > \(output).done\n"
             let bytes = Array(line.utf8)
             try #require(bytes.withUnsafeBytes { write(writer, $0.baseAddress!, $0.count) } == bytes.count)
@@ -115,5 +119,7 @@ final class ReuseTerminal {
         return results
     }
 
-    private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }

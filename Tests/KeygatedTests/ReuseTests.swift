@@ -52,6 +52,21 @@ import Testing
         expectAskedAgain(results[2])
     }
 
+    /// A request that may not prompt (authenticationUI fail) is served by a proof it may reuse,
+    /// and is errSecInteractionNotAllowed without one.
+    @Test func aRequestThatMayNotPromptIsServedByAReusableProof() throws {
+        let world = try world()
+        let terminal = try ReuseTerminal(
+            uid: a, session: Self.sessionCounter.next(), directory: world.daemon.directory)
+        let quiet = ["relay", "fail", "gated", "me", "-"]
+        let results = try terminal.run(
+            as: a, socket: world.daemon.socket, [quiet + ["60"], prove, quiet + ["60"], quiet + ["0"]])
+        #expect(results[0].lines.last?.hasPrefix("error -25308") == true, "\(results[0].output)")
+        #expect(results[1].lines.last == "a-value", "\(results[1].output)")
+        expectReused(results[2])
+        #expect(results[3].lines.last?.hasPrefix("error -25308") == true, "\(results[3].output)")
+    }
+
     @Test func anotherTerminalOfTheSameSessionDoesNotReuse() throws {
         let world = try world()
         let session = Self.sessionCounter.next()
