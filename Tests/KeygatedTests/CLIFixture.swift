@@ -8,6 +8,8 @@ import Testing
 /// fixture's socket.
 struct CLIFixture {
     let daemon: DaemonFixture
+    /// What must live as long as this fixture (a ``RelayFixture`` stops its daemon when released).
+    var owner: AnyObject?
 
     static let keygatePath = DaemonFixture.binaryDirectory.appendingPathComponent("keygate").path
 

@@ -10,27 +10,28 @@ import Testing
     static let a = DaemonFixture.userA
     static let get = ["--daemon", "--passphrase-fd", "3", "get", "-s", "gated", "-a", "me"]
 
-    /// A daemon with PAM, user A's `userPresence` item added through the CLI.
-    static func world(config: String = "") throws -> (RelayFixture, CLIFixture) {
+    /// A daemon with PAM (the fixture keeps the ``RelayFixture`` alive: releasing it stops the
+    /// daemon), user A's `userPresence` item added through the CLI.
+    static func world(config: String = "") throws -> CLIFixture {
         let world = try RelayFixture(config: config)
         try world.daemon.start()
-        let cli = CLIFixture(daemon: world.daemon)
+        let cli = CLIFixture(daemon: world.daemon, owner: world)
         let added = try cli.run(
             as: a, ["--daemon", "add", "-s", "gated", "-a", "me", "--access-control", "userPresence"],
             stdin: "the-value")
         #expect(added.status == 0, "\(added.stderr)")
-        return (world, cli)
+        return cli
     }
 
     @Test func theRightPassphraseOnTheDescriptorReadsTheValue() throws {
-        let (_, cli) = try Self.world()
+        let cli = try Self.world()
         let read = try cli.run(as: Self.a, Self.get, answers: .lines([RelayFixture.passwords[Self.a]!]))
         #expect(read.status == 0, "\(read.stderr)")
         #expect(read.stdout == "the-value")
     }
 
     @Test func aWrongPassphraseIsExit5() throws {
-        let (_, cli) = try Self.world()
+        let cli = try Self.world()
         // Another user's (right) password proves nobody but that user: still wrong for A.
         for answer in ["wrong", RelayFixture.passwords[DaemonFixture.userB]!] {
             let read = try cli.run(as: Self.a, Self.get, answers: .lines([answer]))
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func endOfFileOnTheDescriptorCancelsWithExit6() throws {
-        let (_, cli) = try Self.world()
+        let cli = try Self.world()
         let read = try cli.run(as: Self.a, Self.get, answers: .lines([]))
         #expect(read.status == 6, "\(read.stderr)")
         #expect(read.stdout.isEmpty)
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func noAnswerWithinThePromptTimeoutIsExit7() throws {
-        let (_, cli) = try Self.world(config: "prompt-timeout = 1\n")
+        let cli = try Self.world(config: "prompt-timeout = 1\n")
         let started = Date()
         let read = try cli.run(as: Self.a, Self.get, answers: .silence, timeout: 20)
         #expect(read.status == 7, "\(read.stderr)")
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func withNoWayToAskItIsExit7WithoutAPrompt() throws {
-        let (_, cli) = try Self.world()
+        let cli = try Self.world()
         // No terminal (setpriv runs it without one) and no descriptor, or --no-interaction.
         for words in [["--daemon", "get"], ["--daemon", "--no-interaction", "--passphrase-fd", "3", "get"]] {
             let read = try cli.run(
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func lockAndTheAuditTrailGoToTheDaemon() throws {
-        let (_, cli) = try Self.world()
+        let cli = try Self.world()
         let locked = try cli.run(as: Self.a, ["--daemon", "lock"])
         #expect(locked.status == 0, "\(locked.stderr)")
         #expect(locked.lastErrorLine == "keygate: keygated forgot this session's proofs")
@@ -87,12 +88,12 @@ import Testing
     }
 
     @Test func theLockoutHoldsWhateverTheClientDeletes() throws {
-        let (world, cli) = try Self.world()
+        let cli = try Self.world()
         for _ in 0..<5 {
             #expect(try cli.run(as: Self.a, Self.get, answers: .lines(["wrong"])).status == 5)
         }
         // The user wipes everything it owns (an embedded failure ledger would be there) ...
-        let wiped = try world.daemon.run(
+        let wiped = try cli.daemon.run(
             as: Self.a, "/bin/sh", ["-c", "rm -rf \"$1\"/* && echo wiped", "sh", cli.home(Self.a)])
         #expect(wiped.lines == ["wiped"], "\(wiped.output)")
         // ... and the right passphrase is still refused: the counter is the daemon's.
