@@ -101,4 +101,25 @@ import Testing
         #expect(read.status == 5, "\(read.stderr)")
         #expect(read.stdout.isEmpty)
     }
+
+    @Test func ctrlCAtARelayedPromptOnTheTerminalCancelsWithExit6() throws {
+        let cli = try Self.world()
+        let terminal = try CLITerminal(cli, as: Self.a, ["--daemon", "get", "-s", "gated", "-a", "me"])
+        #expect(terminal.wait(for: "assword"), "the prompt never showed: \(terminal.screen)")
+        terminal.type([0x03])
+        let result = try #require(terminal.finish(), "keygate did not exit after Ctrl-C")
+        #expect(result.status == 6, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(terminal.isCooked, "the terminal was left without echo")
+    }
+
+    @Test func aTerminalPromptTheDaemonStopsWaitingForIsExit7AndTheTerminalIsPutBack() throws {
+        let cli = try Self.world(config: "prompt-timeout = 1\n")
+        let terminal = try CLITerminal(cli, as: Self.a, ["--daemon", "get", "-s", "gated", "-a", "me"])
+        #expect(terminal.wait(for: "assword"), "the prompt never showed: \(terminal.screen)")
+        let result = try #require(terminal.finish(timeout: 15), "keygate did not exit after the daemon's timeout")
+        #expect(result.status == 7, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(terminal.isCooked, "the terminal was left without echo")
+    }
 }
