@@ -122,4 +122,21 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(terminal.isCooked, "the terminal was left without echo")
     }
+
+    /// `--reuse-seconds` is the window the request asks the daemon for: in one login session and
+    /// terminal, a proof made with a window serves the next command asking for one (no prompt,
+    /// even with `--no-interaction`), and a command asking for none is refused (exit 7).
+    @Test func reuseSecondsIsTheWindowTheDaemonIsAskedFor() throws {
+        let cli = try Self.world()
+        let get = "--daemon --reuse-seconds 60"
+        let script = """
+            printf 'pass-a\\n' | "$0" \(get) --passphrase-fd 0 get -s gated -a me; echo " rc=$?"
+            "$0" \(get) --no-interaction get -s gated -a me; echo " rc=$?"
+            "$0" --daemon --no-interaction get -s gated -a me; echo " rc=$?"
+            """
+        let terminal = try CLITerminal(
+            cli, as: Self.a, [], script: script, session: ReuseTests.sessionCounter.next())
+        let result = try #require(terminal.finish(), "the commands did not finish")
+        #expect(result.stdout == "the-value rc=0\nthe-value rc=0\n rc=7\n", "\(result.stdout)\(result.stderr)")
+    }
 }

@@ -11,8 +11,15 @@ final class CLITerminal {
     private let base: String
     private var shown: [UInt8] = []
 
-    /// Starts `keygate arguments…` as `uid` on a new terminal, environment as `cli` gives it.
-    init(_ cli: CLIFixture, as uid: UInt32, _ arguments: [String]) throws {
+    private var cgroup = ""
+
+    /// Starts `keygate arguments…` as `uid` on a new terminal, environment as `cli` gives it;
+    /// with `script`, runs `sh -c script` instead (`$0` is keygate), so several commands share
+    /// the terminal. With `session`, the process joins a logind-style session cgroup
+    /// (``ReuseTerminal``), the session the daemon then sees for it.
+    init(_ cli: CLIFixture, as uid: UInt32, _ arguments: [String], script: String? = nil, session: String? = nil)
+        throws
+    {
         // posix_openpt and friends need _XOPEN_SOURCE, which the Glibc module does not define.
         typealias Call = @convention(c) (Int32) -> Int32
         typealias Name = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
@@ -25,14 +32,22 @@ final class CLITerminal {
         slave = open(String(cString: try #require(name(master))), O_RDWR | O_NOCTTY | O_CLOEXEC)
         try #require(slave >= 0)
         base = cli.daemon.directory + "/terminal-\(UUID().uuidString)"
+        var join = ""
+        if let session {
+            let root = try #require(ReuseTerminal.cgroup2Mount(), "no cgroup2 hierarchy mounted")
+            cgroup = "\(root)/user.slice/user-\(uid).slice/session-\(session).scope"
+            try FileManager.default.createDirectory(atPath: cgroup, withIntermediateDirectories: true)
+            join = "echo $$ > '\(cgroup)/cgroup.procs' && "
+        }
+        let command = script.map { ["/bin/sh", "-c", $0, CLIFixture.keygatePath] } ?? [CLIFixture.keygatePath]
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments =
             [
                 "-c",
-                "exec /usr/bin/setsid --wait --ctty /usr/bin/timeout -s KILL 30 /usr/bin/setpriv --reuid=\(uid) "
-                    + "--regid=\(uid) --clear-groups \"$@\" >'\(base).out' 2>'\(base).err'",
-                "sh", CLIFixture.keygatePath,
-            ] + arguments
+                join + "exec /usr/bin/setsid --wait --ctty /usr/bin/timeout -s KILL 30 /usr/bin/setpriv "
+                    + "--reuid=\(uid) --regid=\(uid) --clear-groups \"$@\" >'\(base).out' 2>'\(base).err'",
+                "sh",
+            ] + command + arguments
         process.environment = cli.environment(uid)
         process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         try process.run()
@@ -45,6 +60,10 @@ final class CLITerminal {
         close(master)
         unlink(base + ".out")
         unlink(base + ".err")
+        if !cgroup.isEmpty {
+            // The session's last processes may still be leaving.
+            for _ in 0..<100 where rmdir(cgroup) != 0 { usleep(10_000) }
+        }
     }
 
     /// Everything the terminal showed so far.
