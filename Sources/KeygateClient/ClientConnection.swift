@@ -133,8 +133,16 @@ final class ClientConnection: Sendable {
             }
             defer { state.withLock { $0.inFlight = nil } }
             try socket.send(request, requestID: requestID)
+            // A frame that came while a prompt was being answered is handled first.
+            var early: Frame?
             while true {
-                let frame = try socket.receive(timeout: replyTimeout)
+                let frame: Frame
+                if let waiting = early {
+                    frame = waiting
+                    early = nil
+                } else {
+                    frame = try socket.receive(timeout: replyTimeout)
+                }
                 if frame.requestID == 0 {
                     // The daemon ended the connection (idle timeout, a limit, a refused frame).
                     let reply = try Self.decode(frame, path: path)
@@ -149,7 +157,7 @@ final class ClientConnection: Sendable {
                 }
                 let reply = try Self.decode(frame, path: path)
                 guard case .prompt(let style, let text) = reply else { return .success(reply) }
-                try answer(style: style, text: text, reason: reason, requestID: requestID, on: socket)
+                early = try answer(style: style, text: text, reason: reason, requestID: requestID, on: socket)
             }
         } catch {
             if error.status == .notAvailable { dropCurrent() }
@@ -160,15 +168,25 @@ final class ClientConnection: Sendable {
     /// Answers one relayed prompt: an answer from the passphrase source, `cancel` when it has
     /// none (or there is no source), an acknowledgement for a message; nothing when the request
     /// was cancelled meanwhile (the daemon is ending it).
+    ///
+    /// The source is asked on a thread of its own while this one keeps watching the socket: a
+    /// frame that comes meanwhile (the daemon gave up waiting, `prompt-timeout`, or closed) is
+    /// returned unanswered for the caller to handle, and the source's answer, when it comes, is
+    /// dropped (a source blocked on a descriptor nobody writes to never holds the call up).
     private func answer(
         style: PromptStyle, text: String, reason: String, requestID: UInt32, on socket: ClientSocket
-    ) throws(KeygateError) {
+    ) throws(KeygateError) -> Frame? {
         let reply: Message
         if style.expectsAnswer {
             let prompt = PassphrasePrompt(
                 text: text, echo: style == .echoOn, service: "keygated", factor: .passcode, reason: reason)
-            let passphrase = passphraseSource?.passphrase(for: prompt)
-            reply = passphrase.map { p in .promptAnswer(p.withUnsafeBytes { SecretData(bytes: $0) }) } ?? .cancel
+            let asked = PromptAnswer()
+            let source = passphraseSource
+            DispatchQueue.global().async { asked.finish(source?.passphrase(for: prompt)) }
+            while !asked.isFinished {
+                if socket.hasInput(withinMilliseconds: 50) { return try socket.receive(timeout: replyTimeout) }
+            }
+            reply = asked.take().map { p in .promptAnswer(p.withUnsafeBytes { SecretData(bytes: $0) }) } ?? .cancel
         } else {
             let kind: PAMMessage.Kind = style == .errorMessage ? .error : .info
             passphraseSource?.show(PAMMessage(kind: kind, text: text, service: "keygated"))
@@ -179,8 +197,9 @@ final class ClientConnection: Sendable {
             if case .cancel = reply { state.inFlight?.cancelled = true }
             return cancelled
         }
-        if cancelled { return }
+        if cancelled { return nil }
         try socket.send(reply, requestID: requestID)
+        return nil
     }
 
     private static func decode(_ frame: Frame, path: String) throws(KeygateError) -> Message {
@@ -210,4 +229,25 @@ final class ClientConnection: Sendable {
 
     /// Closes the connection; the next request opens a new one.
     func close() { dropCurrent() }
+}
+
+/// The answer a passphrase source gave on its own thread, handed to the thread that waits.
+private final class PromptAnswer: Sendable {
+    private let state = Mutex<(finished: Bool, passphrase: Passphrase?)>((false, nil))
+
+    /// Whether the source has answered (or cancelled).
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Records the source's answer (nil: cancelled).
+    func finish(_ passphrase: Passphrase?) {
+        state.withLock { $0 = (true, passphrase) }
+    }
+
+    /// The answer, once; nil when the source cancelled.
+    func take() -> Passphrase? {
+        state.withLock { state in
+            defer { state.passphrase = nil }
+            return state.passphrase
+        }
+    }
 }

@@ -55,6 +55,14 @@ final class ClientSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// Whether a frame, bytes or the end of the connection can be read now or within
+    /// `milliseconds` (``receive(timeout:)`` then does not wait long).
+    func hasInput(withinMilliseconds milliseconds: Int32) -> Bool {
+        guard pending.isEmpty else { return true }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) != 0
+    }
+
     /// Ends the connection in both directions (a waiting read returns at once).
     func shutDown() { shutdown(fd, Int32(SHUT_RDWR)) }
 

@@ -3,11 +3,13 @@ import Glibc
 import Testing
 
 /// The `keygate` debug binary run as an unprivileged uid (`setpriv --reuid/--regid
-/// --clear-groups`) against a ``DaemonFixture``'s daemon, with a clean environment: its own home
+/// --clear-groups`, in a new session so it has no controlling terminal) against a ``DaemonFixture``'s daemon, with a clean environment: its own home
 /// (owned by the uid, 0700) for anything embedded mode writes, and `KEYGATE_SOCKET` naming the
 /// fixture's socket.
 struct CLIFixture {
     let daemon: DaemonFixture
+    /// What must live as long as this fixture (a ``RelayFixture`` stops its daemon when released).
+    var owner: AnyObject?
 
     static let keygatePath = DaemonFixture.binaryDirectory.appendingPathComponent("keygate").path
 
@@ -62,7 +64,9 @@ struct CLIFixture {
         defer { for suffix in [".in", ".out", ".err", ".fd3", ".fifo"] { unlink(base + suffix) } }
         try stdin.write(toFile: base + ".in", atomically: false, encoding: .utf8)
         // The redirections are opened by the root shell before setpriv drops to the uid, so the
-        // client only inherits descriptors, never reaches the files.
+        // client only inherits descriptors, never reaches the files. setsid may fork (the shell
+        // can lead its process group), so `timeout` inside the new session is what kills a hung
+        // client; the outer kill below is the last resort.
         var redirect = ""
         switch answers {
         case .none: break
@@ -75,7 +79,8 @@ struct CLIFixture {
             redirect = " 3<>'\(base).fifo'"
         }
         let script =
-            "exec /usr/bin/setpriv --reuid=\(uid) --regid=\(uid) --clear-groups \"$@\""
+            "exec /usr/bin/setsid --wait /usr/bin/timeout -s KILL \(Int(timeout)) "
+            + "/usr/bin/setpriv --reuid=\(uid) --regid=\(uid) --clear-groups \"$@\""
             + " <'\(base).in' >'\(base).out' 2>'\(base).err'" + redirect
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -83,7 +88,7 @@ struct CLIFixture {
         process.environment = environment(uid, extra)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingTimeInterval(timeout + 5)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)

@@ -1,5 +1,6 @@
 import Keygate
 import KeygateClient
+import KeygatePAM
 import KeygatePolicy
 import KeygateProtocol
 
@@ -23,24 +24,30 @@ struct DaemonStatus: Sendable, Equatable {
 enum DaemonWiring {
     /// A connection to the daemon for `accessGroups` (hello done).
     /// - Throws: `errSecNotAvailable` naming the socket when no daemon answers there.
-    static func client(_ global: GlobalOptions, accessGroups: [String]) throws(KeygateError) -> KeygateClient {
+    static func client(
+        _ global: GlobalOptions, accessGroups: [String], source: (any PassphraseSource)? = nil
+    ) throws(KeygateError) -> KeygateClient {
         guard case .daemon(let socket) = global.mode else {
             preconditionFailure("the daemon is only reached in daemon mode")
         }
         return try KeygateClient(
-            socketPath: socket, accessGroups: accessGroups, clientName: "keygate",
-            passphraseSource: global.pam.passphraseSource())
+            socketPath: socket, accessGroups: accessGroups, clientName: "keygate", passphraseSource: source)
     }
 
     /// A session on the daemon for `accessGroup`: the command's requests ask for the
     /// `--reuse-seconds` window, and for no prompt at all with `--no-interaction` or when there is
     /// neither a terminal nor `--passphrase-fd` (exit 7, as embedded).
+    /// When the terminal answers, its settings are put back when the session ends
+    /// (``TerminalGuard``).
     static func open(_ global: GlobalOptions, accessGroup: String) throws(KeygateError) -> Session {
-        let client = try client(global, accessGroups: Session.groups(for: accessGroup))
+        let source = global.pam.passphraseSource()
+        let client = try client(global, accessGroups: Session.groups(for: accessGroup), source: source)
+        let terminal = source is TerminalPassphraseSource ? TerminalGuard.save() : nil
         var state = AuthenticationState(reuseSeconds: global.device.reuseSeconds)
-        state.interaction = client.passphraseSource == nil ? .fail : .allow
+        state.interaction = source == nil ? .fail : .allow
         return Session(keychain: client, context: AuthenticationContext(state: state), accessGroup: accessGroup) {
             client.close()
+            terminal?.restore()
         }
     }
 
