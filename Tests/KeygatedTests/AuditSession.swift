@@ -12,7 +12,8 @@ final class AuditSession {
     private static let counter = Counter()
 
     init() throws {
-        let mount = try #require(Self.cgroup2Mount(), "no cgroup2 hierarchy in /proc/self/mounts to make a session in")
+        let mount = try #require(
+            ReuseTerminal.cgroup2Mount(), "no cgroup2 hierarchy in /proc/self/mounts to make a session in")
         let number = Self.counter.next()
         id = "kg\(getpid())x\(number)"
         slice = mount + "/keygate-audit-\(getpid())-\(number).slice"
@@ -50,17 +51,6 @@ final class AuditSession {
         process.waitUntilExit()
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         return (process.processIdentifier, DaemonFixture.Result(status: process.terminationStatus, output: text))
-    }
-
-    /// Where the cgroup2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on
-    /// a hybrid host).
-    private static func cgroup2Mount() -> String? {
-        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return nil }
-        for line in mounts.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if fields.count > 2, fields[2] == "cgroup2" { return String(fields[1]) }
-        }
-        return nil
     }
 
     private final class Counter: @unchecked Sendable {

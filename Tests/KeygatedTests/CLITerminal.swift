@@ -20,17 +20,9 @@ final class CLITerminal {
     init(_ cli: CLIFixture, as uid: UInt32, _ arguments: [String], script: String? = nil, session: String? = nil)
         throws
     {
-        // posix_openpt and friends need _XOPEN_SOURCE, which the Glibc module does not define.
-        typealias Call = @convention(c) (Int32) -> Int32
-        typealias Name = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
-        let libc = dlopen(nil, RTLD_NOW)
-        func call(_ name: String) throws -> Call { unsafeBitCast(try #require(dlsym(libc, name)), to: Call.self) }
-        master = try call("posix_openpt")(O_RDWR | O_NOCTTY | O_CLOEXEC)
-        let (grant, unlock) = (try call("grantpt"), try call("unlockpt"))
-        try #require(master >= 0 && grant(master) == 0 && unlock(master) == 0)
-        let name = unsafeBitCast(try #require(dlsym(libc, "ptsname")), to: Name.self)
-        slave = open(String(cString: try #require(name(master))), O_RDWR | O_NOCTTY | O_CLOEXEC)
-        try #require(slave >= 0)
+        (master, slave) = try {
+            let pair = try PseudoTerminalPair(); return (pair.master, pair.slave)
+        }()
         base = cli.daemon.directory + "/terminal-\(UUID().uuidString)"
         var join = ""
         if let session {
