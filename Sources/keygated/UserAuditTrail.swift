@@ -47,7 +47,8 @@ final class UserAuditTrail: AuditSink {
     /// `relay`, each record notes the proofs its request reused (``ReuseNotingSink``).
     func auditor(for identity: PeerIdentity, relay: PromptRelay? = nil) -> Auditor {
         Auditor(
-            sink: relay.map { ReuseNotingSink(trail: self, relay: $0) } ?? self, isRequired: true, executable: CurrentProcess.executable,
+            sink: relay.map { ReuseNotingSink(trail: self, relay: $0) } ?? self, isRequired: true,
+            executable: CurrentProcess.executable,
             caller: AuditCaller(
                 userID: identity.uid, processID: identity.pid, executable: identity.executable,
                 session: identity.session))

@@ -33,7 +33,8 @@ import Testing
         let shown = try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
         let proofs = shown.filter { $0.op == "authenticate" && $0.decision == "proved" }
         #expect(proofs.count == 2)
-        #expect(proofs.allSatisfy { $0.fields["pamService"] as? String == "keygate-biometry" }, "\(shown.map(\.fields))")
+        #expect(
+            proofs.allSatisfy { $0.fields["pamService"] as? String == "keygate-biometry" }, "\(shown.map(\.fields))")
     }
 
     /// Spec §3 ("What invalidates it" / "What SecItemCopyMatching returns afterwards"), README
@@ -48,7 +49,9 @@ import Testing
         expectValue(try world.relay.relay(as: a, "answer", "bio", "current", answer: "finger-a"), "current-value")
         try world.enroll(["right-index", "left-thumb"])
         let gone = try world.relay.relay(as: a, "answer", "bio", "current", answer: "finger-a")
-        #expect(gone.lines == [gone.lines.last ?? ""] && gone.lines.last?.hasPrefix("error -25300") == true, "\(gone.output)")
+        #expect(
+            gone.lines == [gone.lines.last ?? ""] && gone.lines.last?.hasPrefix("error -25300") == true,
+            "\(gone.output)")
         #expect(try world.daemon.probe(as: a, "count").lines == ["1"], "the invalidated item was removed")
         // Enrolling the old set again brings nothing back.
         try world.enroll(["right-index"])

@@ -8,7 +8,8 @@ import Testing
 /// gave; a freshly proved read carries no such note.
 @Suite struct ReuseAuditTests {
     let a = DaemonFixture.userA
-    static let reusedNote = "proofReused: the passcode proof of an earlier request, reused within this request's 60 s window"
+    static let reusedNote =
+        "proofReused: the passcode proof of an earlier request, reused within this request's 60 s window"
 
     static func reasons(_ record: TrailRecord) -> [String] { record.fields["reasons"] as? [String] ?? [] }
 
