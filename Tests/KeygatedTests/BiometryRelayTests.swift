@@ -53,6 +53,14 @@ import Testing
             gone.lines == [gone.lines.last ?? ""] && gone.lines.last?.hasPrefix("error -25300") == true,
             "\(gone.output)")
         #expect(try world.daemon.probe(as: a, "count").lines == ["1"], "the invalidated item was removed")
+        // The caller's trail names the removal and both enrollment sets, as embedded mode's does.
+        let shown = try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
+        let removals = shown.filter {
+            ($0.fields["reasons"] as? [String] ?? []).contains { $0.hasPrefix("invalidated: ") }
+        }
+        #expect(removals.count == 1 && removals.first?.account == "current", "\(shown.map(\.fields))")
+        let reasons = removals.first?.fields["reasons"] as? [String] ?? []
+        #expect(reasons.contains { $0.hasPrefix("enrollment: bound to ") && !$0.contains("none") }, "\(reasons)")
         // Enrolling the old set again brings nothing back.
         try world.enroll(["right-index"])
         let still = try world.relay.relay(as: a, "answer", "bio", "current", answer: "finger-a")
