@@ -49,6 +49,11 @@ extension AuditNote {
         if text.hasPrefix("tornTailCut: "), let bytes = numbers.first {
             return .tornTailCut(bytes: Int(bytes))
         }
+        if let rest = after("proofReused: the "), let window = numbers.first,
+            let factor = Factor.allCases.first(where: { rest.hasPrefix("\($0) proof of") })
+        {
+            return .proofReused(factor, window: Int(window))
+        }
         for factor in Factor.allCases {
             if let outcome = after("\(factor) locked out: ") {
                 return Self.outcome(outcome).map { .lockedOut(factor, $0) }

@@ -42,6 +42,10 @@ public enum AuditNote: Hashable, Sendable {
     case headRecovered(from: UInt64, to: UInt64)
     /// A partial record of `bytes` bytes past the head was cut off (`tornTailCut: …`).
     case tornTailCut(bytes: Int)
+    /// A proof of `factor` the broker remembered from an earlier request of the same caller
+    /// (uid, session, terminal) counted here, reused within the request's `window` seconds: no
+    /// PAM ran for it in this request (`proofReused: …`).
+    case proofReused(Factor, window: Int)
     /// A text this version does not read as any reason or note (a trail written by another
     /// version): kept verbatim so the trail still verifies, never acted on.
     case unrecognised(String)
@@ -82,6 +86,8 @@ public enum AuditNote: Hashable, Sendable {
         case headRecovered
         /// ``AuditNote/tornTailCut(bytes:)``.
         case tornTailCut
+        /// ``AuditNote/proofReused(_:window:)``.
+        case proofReused
         /// ``AuditNote/unrecognised(_:)``.
         case unrecognised
     }
@@ -106,6 +112,7 @@ public enum AuditNote: Hashable, Sendable {
         case .anchorRestarted: .anchorRestarted
         case .headRecovered: .headRecovered
         case .tornTailCut: .tornTailCut
+        case .proofReused: .proofReused
         case .unrecognised: .unrecognised
         }
     }
@@ -146,6 +153,8 @@ extension AuditNote: CustomStringConvertible {
                 + "but were not in the head (a crash or a failed head write), so the head was moved to \(to)"
         case .tornTailCut(let bytes):
             "tornTailCut: a partial record of \(bytes) bytes past the head (a crash during a write) was cut off"
+        case .proofReused(let factor, let window):
+            "proofReused: the \(factor) proof of an earlier request, reused within this request's \(window) s window"
         case .unrecognised(let text): text
         }
     }

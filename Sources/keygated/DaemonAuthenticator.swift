@@ -10,7 +10,8 @@ import KeygatePolicy
 /// Before PAM, a proof the daemon remembers for the caller's uid, session and terminal
 /// (``ProofCache``) is reused when it lies within the request's window; a screen lock seen
 /// for the caller's session clears those proofs first. A request that finds no free prompt
-/// slot (``PromptSlots``) never reaches PAM. Failures are counted in the keychain's ledger
+/// slot (``PromptSlots``) never reaches PAM. Which factors a request took from the cache (and
+/// did not prove afresh) is kept on the relay for the audit record (``ReuseNotingSink``). Failures are counted in the keychain's ledger
 /// (the uid's persistent ``DaemonAttemptLedger``), which the context is bound to.
 struct DaemonAuthenticator: Authenticator {
     let identity: PeerIdentity
@@ -62,9 +63,12 @@ struct DaemonAuthenticator: Authenticator {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }
         let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
-        if case .proved(let factors) = outcome, let key {
-            let proved = context.state.proofs.all.filter { factors.contains($0.factor) }
-            proofs.record(proved, key: key, now: context.clock.now())
+        if case .proved(let factors) = outcome {
+            relay.provedAfresh(factors)
+            if let key {
+                let proved = context.state.proofs.all.filter { factors.contains($0.factor) }
+                proofs.record(proved, key: key, now: context.clock.now())
+            }
         }
         return outcome
     }
@@ -89,7 +93,10 @@ struct DaemonAuthenticator: Authenticator {
             return nil
         }
         var state = AuthenticationState(reuseSeconds: scope.reuseSeconds)
-        for proof in found { state.proofs.record(proof) }
+        for proof in found {
+            state.proofs.record(proof)
+            relay.reused(FactorSet(proof.factor))
+        }
         return AuthenticationContext(state: state)
     }
 
@@ -108,6 +115,7 @@ struct DaemonAuthenticator: Authenticator {
             }
             var proved = FactorSet()
             for proof in found { proved.formUnion(FactorSet(proof.factor)) }
+            relay.reused(proved)
             return .proved(proved)
         }
         return nil

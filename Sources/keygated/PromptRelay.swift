@@ -1,5 +1,6 @@
 import Dispatch
 import KeygatePAM
+import KeygatePolicy
 import KeygateProtocol
 import KeygateStore
 import Synchronization
@@ -52,6 +53,9 @@ final class PromptRelay: PassphraseSource {
         var ended = false
         var disconnected = false
         var ending: Ending?
+        /// Factors whose proof in the request's context came from ``ProofCache`` (no PAM ran
+        /// for them in this request), for the audit record.
+        var reused = FactorSet()
     }
 
     private let wire: Wire
@@ -73,6 +77,7 @@ final class PromptRelay: PassphraseSource {
             state.delivery = nil
             state.waiting = nil
             state.ending = nil
+            state.reused = FactorSet()
         }
     }
 
@@ -83,6 +88,7 @@ final class PromptRelay: PassphraseSource {
                 state.scope = nil
                 state.ending = nil
                 state.delivery = nil
+                state.reused = FactorSet()
             }
             return state.ending
         }
@@ -90,6 +96,16 @@ final class PromptRelay: PassphraseSource {
 
     /// The scope of the request in flight.
     var scope: Scope? { state.withLock { $0.scope } }
+
+    /// The factors whose proof the request in flight took from ``ProofCache``, and has not
+    /// proved afresh since.
+    var reusedFactors: FactorSet { state.withLock { $0.reused } }
+
+    /// The request in flight counts remembered proofs of `factors` (its context holds them).
+    func reused(_ factors: FactorSet) { state.withLock { $0.reused.formUnion(factors) } }
+
+    /// The request in flight proved `factors` through PAM: their proofs are fresh.
+    func provedAfresh(_ factors: FactorSet) { state.withLock { $0.reused.subtract(factors) } }
 
     /// A `promptAnswer` arrived (the sequence check already matched it to the outstanding
     /// prompt). A late answer, after a timeout, is dropped and wiped.

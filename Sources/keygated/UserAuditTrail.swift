@@ -43,10 +43,12 @@ final class UserAuditTrail: AuditSink {
     }
 
     /// The auditor of one connection: records written here, each naming the daemon as the
-    /// process that decided and `identity` (the kernel's view of the peer) as the caller.
-    func auditor(for identity: PeerIdentity) -> Auditor {
+    /// process that decided and `identity` (the kernel's view of the peer) as the caller; with
+    /// `relay`, each record notes the proofs its request reused (``ReuseNotingSink``).
+    func auditor(for identity: PeerIdentity, relay: PromptRelay? = nil) -> Auditor {
         Auditor(
-            sink: self, isRequired: true, executable: CurrentProcess.executable,
+            sink: relay.map { ReuseNotingSink(trail: self, relay: $0) } ?? self, isRequired: true,
+            executable: CurrentProcess.executable,
             caller: AuditCaller(
                 userID: identity.uid, processID: identity.pid, executable: identity.executable,
                 session: identity.session))

@@ -7,7 +7,8 @@ import KeygateStore
 // keygated-probe SOCKET COMMAND ARGS: a minimal protocol client for KeygatedTests, run as other
 // uids through setpriv. Prints one line per result; "error <status> <message>" and exit 1 on an
 // error frame, exit 2 on a broken connection.
-//   status | add SERVICE ACCOUNT VALUE [presence] | get SERVICE ACCOUNT | update SERVICE ACCOUNT VALUE
+//   status | add SERVICE ACCOUNT VALUE [presence|biometryAny|biometryCurrentSet] | get SERVICE ACCOUNT
+//   update SERVICE ACCOUNT VALUE
 //   delete SERVICE ACCOUNT | count | add-many PREFIX N (prints "acked I" after each acknowledged add)
 //   stall (sends hello and a request, then never reads; sleeps until killed)
 
@@ -96,8 +97,12 @@ case "status":
     print("version=\(status.daemonVersion)")
 case "add":
     var protection = ItemProtection.accessible(.default)
-    if rest.count > 3, rest[3] == "presence" {
-        protection = .accessControl(try! AccessControl(protection: .whenUnlocked, flags: .userPresence))
+    // PROTECTION: presence (userPresence), biometryAny or biometryCurrentSet.
+    let flags: [String: AccessControlFlags] = [
+        "presence": .userPresence, "biometryAny": .biometryAny, "biometryCurrentSet": .biometryCurrentSet,
+    ]
+    if rest.count > 3, let chosen = flags[rest[3]] {
+        protection = .accessControl(try! AccessControl(protection: .whenUnlocked, flags: chosen))
     }
     _ = client.request(
         .add(AddRequest(service: rest[0], account: rest[1], protection: protection, data: value(rest[2]))))
@@ -127,7 +132,10 @@ case "stall":
     client.send(.copyMatching(ItemQuery(matchLimit: .all, returnAttributes: true)))
     while true { sleep(60) }
 default:
-    guard RelayModes.run(command, rest, &client) || AuditModes.run(command, rest, &client) else {
+    guard
+        RelayModes.run(command, rest, &client) || AuditModes.run(command, rest, &client)
+            || CancelModes.run(command, rest, &client)
+    else {
         fail("unknown command \(command)")
     }
 }
