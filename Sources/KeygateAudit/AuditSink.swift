@@ -17,6 +17,12 @@ public protocol AuditSink: Sendable {
     /// (the file sink: one write and one flush); the default appends them one by one.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord]
+
+    /// Stores `event` at `time` as the next record, as ``append(_:at:)`` does, without handing
+    /// the sealed record back (the ``Auditor``'s path, which never looks at it). A sink that
+    /// keeps its records in memory may seal it when the trail is first looked at instead
+    /// (sealing is deterministic, so the record is the same); the default appends it.
+    func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError)
 }
 
 extension AuditSink {
@@ -28,19 +34,27 @@ extension AuditSink {
         for event in events { records.append(try append(event, at: time)) }
         return records
     }
+
+    /// Appends `event` and drops the sealed record.
+    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+        _ = try append(event, at: time)
+    }
 }
 
 /// Keeps records in memory (tests; see KeygateTesting's `AuditRecorder`).
 ///
-/// Each append seals its record into the chain (so ``head`` and the returned record are
-/// always current) and keeps what the record was sealed from, the event and its time, rather
-/// than the record's rendered line and hashes: sealing is deterministic, so ``records`` seals
-/// them again from the genesis, once each, when first asked for (a third of the memory per
-/// record, which matters for a sink that keeps everything).
+/// It keeps what each record is sealed from, the event and its time, rather than the record's
+/// rendered line and hashes: sealing is deterministic, so ``records`` seals them from the
+/// genesis, once each, when first asked for (a third of the memory per record, which matters
+/// for a sink that keeps everything). ``append(_:at:)`` seals its record at once and returns
+/// it; ``store(_:at:)`` (what the ``Auditor`` calls) only keeps the event, and ``head`` seals
+/// what was stored so far when asked. Either way ``head`` and ``records`` are always current.
 public final class InMemoryAuditSink: AuditSink {
     private struct State {
+        /// The chain after the first `headCount` entries of `sealed`.
         var head: AuditHead
-        /// What each record was sealed from, in order.
+        var headCount = 0
+        /// What each record was (or will be) sealed from, in order.
         var sealed: [(event: AuditEvent, time: Timestamp)] = []
         /// The records of the first `records.count` entries of `sealed`, sealed again.
         var records: [AuditRecord] = []
@@ -59,10 +73,28 @@ public final class InMemoryAuditSink: AuditSink {
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
         state.withLock { state in
+            Self.catchUp(&state)
             let record = state.head.seal(event, at: time)
             state.sealed.append((event, time))
+            state.headCount += 1
             return record
         }
+    }
+
+    /// Keeps the event, to be sealed when the trail is looked at (``head``, ``records``).
+    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+        state.withLock { $0.sealed.append((event, time)) }
+    }
+
+    /// Brings `head` over the entries stored since it was last current.
+    private static func catchUp(_ state: inout State) {
+        guard state.headCount < state.sealed.count else { return }
+        if state.records.count == state.sealed.count, let last = state.records.last {
+            state.head = AuditHead(genesis: state.head.genesis, sequence: last.sequence, hash: last.hash)
+        } else {
+            for (event, time) in state.sealed[state.headCount...] { _ = state.head.seal(event, at: time) }
+        }
+        state.headCount = state.sealed.count
     }
 
     /// Every record so far.
@@ -79,7 +111,12 @@ public final class InMemoryAuditSink: AuditSink {
     }
 
     /// The head.
-    public var head: AuditHead { state.withLock { $0.head } }
+    public var head: AuditHead {
+        state.withLock { state in
+            Self.catchUp(&state)
+            return state.head
+        }
+    }
 }
 
 /// Drops every record (auditing off).

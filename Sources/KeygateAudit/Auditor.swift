@@ -187,7 +187,7 @@ public struct Auditor: Sendable {
     /// Seals and stores `event`, enforcing the failure policy.
     private func write(_ event: AuditEvent) throws(KeygateError) {
         do {
-            try sink.append(event, at: clock.now())
+            try sink.store(event, at: clock.now())
         } catch {
             guard isRequired else { return }
             throw KeygateError(
