@@ -17,12 +17,6 @@ public protocol AuditSink: Sendable {
     /// (the file sink: one write and one flush); the default appends them one by one.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord]
-
-    /// Stores `event` at `time` as the next record, as ``append(_:at:)`` does, without handing
-    /// the sealed record back (the ``Auditor``'s path, which never looks at it). A sink that
-    /// keeps its records in memory may seal it when the trail is first looked at instead
-    /// (sealing is deterministic, so the record is the same); the default appends it.
-    func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError)
 }
 
 extension AuditSink {
@@ -33,11 +27,6 @@ extension AuditSink {
         records.reserveCapacity(events.count)
         for event in events { records.append(try append(event, at: time)) }
         return records
-    }
-
-    /// Appends `event` and drops the sealed record.
-    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
-        _ = try append(event, at: time)
     }
 }
 
@@ -81,8 +70,10 @@ public final class InMemoryAuditSink: AuditSink {
         }
     }
 
-    /// Keeps the event, to be sealed when the trail is looked at (``head``, ``records``).
-    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+    /// Keeps `event` as the next record, as ``append(_:at:)`` does, without sealing it now: it
+    /// is sealed when the trail is looked at (``head``, ``records``), into the record
+    /// ``append(_:at:)`` would have returned. The ``Auditor``'s path, which never looks at the record.
+    public func store(_ event: AuditEvent, at time: Timestamp) {
         state.withLock { $0.sealed.append((event, time)) }
     }
 
