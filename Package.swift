@@ -90,6 +90,10 @@ let package = Package(
         .executableTarget(
             name: "keygated-probe", dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate"],
             path: "Tests/KeygatedProbe"),
+        // A group-commit audit writer driven over stdin, for KeygateAuditTests' kill -9 tests.
+        .executableTarget(
+            name: "keygate-trail-writer", dependencies: ["KeygateAudit", "KeygatePolicy"],
+            path: "Tests/AuditTrailWriter"),
 
         // Benchmarks: `make bench` builds this in release and prints one table, each row beside
         // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +

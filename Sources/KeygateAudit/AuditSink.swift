@@ -32,15 +32,18 @@ extension AuditSink {
 
 /// Keeps records in memory (tests; see KeygateTesting's `AuditRecorder`).
 ///
-/// Each append seals its record into the chain (so ``head`` and the returned record are
-/// always current) and keeps what the record was sealed from, the event and its time, rather
-/// than the record's rendered line and hashes: sealing is deterministic, so ``records`` seals
-/// them again from the genesis, once each, when first asked for (a third of the memory per
-/// record, which matters for a sink that keeps everything).
+/// It keeps what each record is sealed from, the event and its time, rather than the record's
+/// rendered line and hashes: sealing is deterministic, so ``records`` seals them from the
+/// genesis, once each, when first asked for (a third of the memory per record, which matters
+/// for a sink that keeps everything). ``append(_:at:)`` seals its record at once and returns
+/// it; ``store(_:at:)`` (what the ``Auditor`` calls) only keeps the event, and ``head`` seals
+/// what was stored so far when asked. Either way ``head`` and ``records`` are always current.
 public final class InMemoryAuditSink: AuditSink {
     private struct State {
+        /// The chain after the first `headCount` entries of `sealed`.
         var head: AuditHead
-        /// What each record was sealed from, in order.
+        var headCount = 0
+        /// What each record was (or will be) sealed from, in order.
         var sealed: [(event: AuditEvent, time: Timestamp)] = []
         /// The records of the first `records.count` entries of `sealed`, sealed again.
         var records: [AuditRecord] = []
@@ -59,10 +62,30 @@ public final class InMemoryAuditSink: AuditSink {
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
         state.withLock { state in
+            Self.catchUp(&state)
             let record = state.head.seal(event, at: time)
             state.sealed.append((event, time))
+            state.headCount += 1
             return record
         }
+    }
+
+    /// Keeps `event` as the next record, as ``append(_:at:)`` does, without sealing it now: it
+    /// is sealed when the trail is looked at (``head``, ``records``), into the record
+    /// ``append(_:at:)`` would have returned. The ``Auditor``'s path, which never looks at the record.
+    public func store(_ event: AuditEvent, at time: Timestamp) {
+        state.withLock { $0.sealed.append((event, time)) }
+    }
+
+    /// Brings `head` over the entries stored since it was last current.
+    private static func catchUp(_ state: inout State) {
+        guard state.headCount < state.sealed.count else { return }
+        if state.records.count == state.sealed.count, let last = state.records.last {
+            state.head = AuditHead(genesis: state.head.genesis, sequence: last.sequence, hash: last.hash)
+        } else {
+            for (event, time) in state.sealed[state.headCount...] { _ = state.head.seal(event, at: time) }
+        }
+        state.headCount = state.sealed.count
     }
 
     /// Every record so far.
@@ -79,7 +102,12 @@ public final class InMemoryAuditSink: AuditSink {
     }
 
     /// The head.
-    public var head: AuditHead { state.withLock { $0.head } }
+    public var head: AuditHead {
+        state.withLock { state in
+            Self.catchUp(&state)
+            return state.head
+        }
+    }
 }
 
 /// Drops every record (auditing off).

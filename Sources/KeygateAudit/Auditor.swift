@@ -187,7 +187,13 @@ public struct Auditor: Sendable {
     /// Seals and stores `event`, enforcing the failure policy.
     private func write(_ event: AuditEvent) throws(KeygateError) {
         do {
-            try sink.append(event, at: clock.now())
+            // The in-memory sink seals when its trail is looked at: nothing rendered or hashed here.
+            // A metatype comparison first, as for ``discards``.
+            if type(of: sink) == InMemoryAuditSink.self, let memory = sink as? InMemoryAuditSink {
+                memory.store(event, at: clock.now())
+            } else {
+                try sink.append(event, at: clock.now())
+            }
         } catch {
             guard isRequired else { return }
             throw KeygateError(

@@ -22,7 +22,12 @@ import Synchronization
 /// (``AuditAnchorStore``), when one is given.
 ///
 /// Each append writes its lines with one `write`, then (as the durability says) one `fsync`
-/// of the trail, then the new head in place (one `pwrite` of a fixed-width line).
+/// of the trail, then the new head in place (one `pwrite` of a fixed-width line): after every
+/// append under ``Durability/eachRecord``, at each flush under group commit. Between
+/// group-commit flushes the head stays in memory; a group-commit writer that finds the trail
+/// longer than it left it reads back from the end as far as the head's record and takes the
+/// tip from the records after it when they chain from it, without a ``AuditEvent/Kind/recover``
+/// record (anything else is checked and recovered as above).
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default) `fsync`s the trail before the append returns:
@@ -33,7 +38,8 @@ import Synchronization
 ///   (the append that makes N does not wait for the disk; at most one flush is in flight, so
 ///   an append waits only when the previous flush has not finished), and when the sink is
 ///   released with records pending: much faster for many decisions in one process, and a
-///   crash of the process alone loses nothing (the bytes are in the page cache), but a power
+///   crash of the process alone loses nothing (the bytes are in the page cache; the head
+///   file, left at the last flush, is carried forward by the next writer), but a power
 ///   loss can lose the records not yet flushed (at most 2N−1), and can leave the head out of
 ///   step with the trail, which then stops further auditing until `keygate audit verify` has
 ///   been looked at. A background flush that fails makes the next append flush synchronously,
@@ -79,6 +85,9 @@ public final class JSONLinesAuditSink: AuditSink {
         var size: off_t = -1
         /// Records written and not yet flushed.
         var pending = 0
+        /// Whether `head` is past the head file (group commit between flushes: the head file is
+        /// written at each flush, not each record).
+        var headUnwritten = false
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -142,11 +151,25 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Forces every record written so far to the disk (nothing to do when none is pending).
+    /// Under group commit the head file is then brought up to the chain's tip too, unless
+    /// another writer has appended since this sink last did (the tip is then that writer's to write).
     public func flush() {
         flusher?.sync {}
         state.withLock { state in
-            guard state.pending > 0, state.trail >= 0 else { return }
-            if Self.sync(state.trail, path: path) { state.pending = 0 }
+            guard state.trail >= 0 else { return }
+            if state.pending > 0 {
+                guard Self.sync(state.trail, path: path) else { return }
+                state.pending = 0
+            }
+            guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
+            defer { flock(state.trail, LOCK_UN) }
+            guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
+            do throws(KeygateError) {
+                try writeHead(state.head, state: &state)
+                state.headUnwritten = false
+            } catch {
+                // Left behind: the next writer takes the tip from the trail, as after a crash.
+            }
         }
     }
 
@@ -240,6 +263,10 @@ public final class JSONLinesAuditSink: AuditSink {
         let sealedFrom = records.count
         for event in events { records.append(head.seal(event, at: time)) }
         guard !records.isEmpty else {
+            if state.headUnwritten {
+                try writeHead(head, state: &state)
+                state.headUnwritten = false
+            }
             if let anchors, loaded?.anchor != head {
                 guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
@@ -283,7 +310,14 @@ public final class JSONLinesAuditSink: AuditSink {
             }
             state.pending = 0
         }
-        try writeHead(head, state: &state)
+        if case .groupCommit = durability, !sync, !background {
+            // Between flushes the head stays in memory: the next flush writes it, and another
+            // writer meanwhile takes the tip from the trail's end (``tipPastHead``).
+            state.headUnwritten = true
+        } else {
+            try writeHead(head, state: &state)
+            state.headUnwritten = false
+        }
         state.head = head
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
@@ -438,6 +472,11 @@ public final class JSONLinesAuditSink: AuditSink {
                     throw KeygateError(
                         .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")
                 }
+            } else if case .groupCommit = durability, let tip = try tipPastHead(state.trail, size: size, head: head) {
+                // A group-commit writer (this sink before an error, or another) has not written
+                // the head since these records: expected, so taken over without a recover record.
+                state.headUnwritten = tip != head
+                head = tip
             } else if try !endsAtHead(state.trail, size: size, head: head) {
                 (head, recovery) = try recover(state.trail, head: head)
             }
@@ -478,6 +517,66 @@ public final class JSONLinesAuditSink: AuditSink {
     private func endsAtHead(_ trail: Int32, size: off_t, head: AuditHead) throws(KeygateError) -> Bool {
         guard let last = try Self.lastLine(of: trail, size: size, path: path) else { return false }
         return last.terminated && AuditCrypto.sha256Hex(last.line) == head.hash
+    }
+
+    /// The chain's tip when the trail ends in whole records that chain from `head` (the head
+    /// itself when its record ends the trail), read back from the end only as far as the
+    /// head's record, and no further than ``tipReach`` bytes; nil when the head's record is not
+    /// within reach, a record after it does not chain, or the trail ends in a partial line
+    /// (then the whole trail is checked, as after a crash).
+    private func tipPastHead(_ trail: Int32, size: off_t, head: AuditHead) throws(KeygateError) -> AuditHead? {
+        var reach: off_t = 16 << 10
+        while true {
+            let start = max(size - reach, 0)
+            var bytes = [UInt8](repeating: 0, count: Int(size - start))
+            var got = 0
+            repeat {
+                got = bytes.withUnsafeMutableBytes { pread(trail, $0.baseAddress, $0.count, start) }
+            } while got < 0 && errno == EINTR
+            guard got == bytes.count else { throw failure("cannot read \(path)") }
+            guard bytes.last == 10 else { return nil }
+            var lines = bytes.dropLast().split(separator: 10, omittingEmptySubsequences: false)
+            if start > 0 { lines.removeFirst() }  // may begin mid-line
+            var first: Int?
+            if head.sequence == 0 {
+                if start == 0 { first = 0 }
+            } else if let at = lines.lastIndex(where: { AuditCrypto.sha256Hex($0) == head.hash }) {
+                first = at + 1
+            }
+            if let first { return Self.chain(lines[first...], from: head, file: path) }
+            guard start > 0, reach < Self.tipReach else { return nil }
+            reach *= 4
+        }
+    }
+
+    /// How far back from the trail's end ``tipPastHead`` looks for the head's record.
+    static let tipReach: off_t = 4 << 20
+
+    /// The head after `lines`, when each is a record that follows the one before (the first
+    /// follows `head`); nil when one does not.
+    private static func chain(_ lines: ArraySlice<ArraySlice<UInt8>>, from head: AuditHead, file: String)
+        -> AuditHead?
+    {
+        var tip = head
+        for slice in lines {
+            let line = Array(slice)
+            guard line.count <= AuditRecord.maximumLineLength else { return nil }
+            let sequence: UInt64
+            let previous: [UInt8]
+            if let link = AuditRecord.chainLink(line) {
+                sequence = link.sequence
+                previous = Array(link.previous)
+            } else if let record = try? AuditRecord(line: line, file: file, lineNumber: Int(tip.sequence) + 1) {
+                sequence = record.sequence
+                previous = Array(record.previousHash.utf8)
+            } else {
+                return nil
+            }
+            guard sequence == tip.sequence + 1, previous.elementsEqual(tip.hash.utf8) else { return nil }
+            tip.sequence = sequence
+            tip.hash = AuditCrypto.sha256Hex(line)
+        }
+        return tip
     }
 
     /// Reads the whole trail, in chunks, to take over records past the head.
