@@ -28,7 +28,8 @@ import Testing
             let found = try await client.copyMatching(query, context: nil)
             #expect(found.count == 1 && found.first?.data == SecretData("v"))
         }
-        try await client.update(ItemQuery(service: "s", account: "a"), changes: ItemChanges(data: SecretData("w")), context: nil)
+        try await client.update(
+            ItemQuery(service: "s", account: "a"), changes: ItemChanges(data: SecretData("w")), context: nil)
         #expect(try await client.copyMatching(query, context: nil).first?.data == SecretData("w"))
         // The connection's reading thread and its request thread; no concurrency-pool thread.
         #expect(try Self.threads(of: pid) == before + 2, "\(daemon.log)")
