@@ -8,8 +8,10 @@ import Synchronization
 
 /// The connection under a ``KeygateClient``: one request in flight at a time, run on a serial
 /// queue of its own (a request waits there for the daemon, and a prompt's answer may block on a
-/// terminal, so neither ties up the Swift concurrency pool). A connection that fails is
-/// dropped; the next request connects and says hello again.
+/// terminal, so neither ties up the Swift concurrency pool). A request on an idle, connected
+/// connection is written by the calling thread itself and only its wait goes to the queue, so
+/// the queue's thread wakes while the daemon works, not before the request leaves. A
+/// connection that fails is dropped; the next request connects and says hello again.
 final class ClientConnection: Sendable {
     let path: String
     let accessGroups: [String]
@@ -17,6 +19,9 @@ final class ClientConnection: Sendable {
     let passphraseSource: (any PassphraseSource)?
     let replyTimeout: Double
     private let queue = DispatchQueue(label: "keygate.client")
+
+    /// A request written to the daemon, waiting for its reply.
+    private typealias Sent = (socket: ClientSocket, requestID: UInt32)
 
     private struct InFlight {
         let token: UInt64
@@ -32,6 +37,8 @@ final class ClientConnection: Sendable {
         var inFlight: InFlight?
         /// Operations cancelled before they reached the wire.
         var cancelledEarly: Set<UInt64> = []
+        /// Requests accepted by ``perform(_:reason:)`` whose exchange has not ended yet.
+        var outstanding = 0
     }
 
     private let state = Mutex(State())
@@ -62,9 +69,29 @@ final class ClientConnection: Sendable {
             defer { state.nextToken += 1 }
             return state.nextToken
         }
+        // Written here when nothing else is queued and no connect or new connection is due.
+        let inline = state.withLock { state -> Bool in
+            defer { state.outstanding += 1 }
+            return state.outstanding == 0 && state.socket != nil && state.nextID != .max
+        }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Message, KeygateError>, Never>) in
-                queue.async { continuation.resume(returning: self.exchange(request, token: token, reason: reason)) }
+                if inline {
+                    let sent = self.send(request, token: token)
+                    queue.async {
+                        let result = sent.flatMap { self.conclude($0.socket, requestID: $0.requestID, reason: reason) }
+                        self.state.withLock { $0.outstanding -= 1 }
+                        continuation.resume(returning: result)
+                    }
+                } else {
+                    queue.async {
+                        let result = self.send(request, token: token).flatMap {
+                            self.conclude($0.socket, requestID: $0.requestID, reason: reason)
+                        }
+                        self.state.withLock { $0.outstanding -= 1 }
+                        continuation.resume(returning: result)
+                    }
+                }
             }
         } onCancel: {
             self.cancel(token: token)
@@ -118,21 +145,35 @@ final class ClientConnection: Sendable {
         }
     }
 
-    /// One request from start to final reply, on the queue.
-    private func exchange(_ request: Message, token: UInt64, reason: String) -> Result<Message, KeygateError> {
+    /// Connects when needed, records `request` as the one in flight and writes it; on the queue,
+    /// or on the caller's thread when the connection is idle and connected.
+    private func send(_ request: Message, token: UInt64) -> Result<Sent, KeygateError> {
         let early = state.withLock { $0.cancelledEarly.remove(token) != nil }
         if early { return .failure(KeygateError(.userCanceled, "the operation was cancelled before it was sent")) }
+        var requestID: UInt32?
         do throws(KeygateError) {
             // Request ids only grow on a connection: before they run out, start a new one.
             if state.withLock({ $0.nextID == .max }) { dropCurrent() }
             let socket = try connected()
-            let requestID = state.withLock { state in
+            requestID = state.withLock { state in
                 defer { state.nextID += 1 }
                 state.inFlight = InFlight(token: token, requestID: state.nextID)
                 return state.nextID
             }
-            defer { state.withLock { $0.inFlight = nil } }
-            try socket.send(request, requestID: requestID)
+            try socket.send(request, requestID: requestID!)
+            return .success((socket, requestID!))
+        } catch {
+            if requestID != nil { state.withLock { $0.inFlight = nil } }
+            if error.status == .notAvailable { dropCurrent() }
+            return .failure(error)
+        }
+    }
+
+    /// Waits for the final reply to the request in flight, answering the prompts relayed on the
+    /// way; on the queue.
+    private func conclude(_ socket: ClientSocket, requestID: UInt32, reason: String) -> Result<Message, KeygateError> {
+        defer { state.withLock { $0.inFlight = nil } }
+        do throws(KeygateError) {
             // A frame that came while a prompt was being answered is handled first.
             var early: Frame?
             while true {

@@ -14,6 +14,8 @@ final class ClientSocket: @unchecked Sendable {
     // Used by the one exchange running at a time (ClientConnection's queue).
     private var decoder = FrameDecoder(maximumLength: FrameLimits.hardMaximumLength)
     private var pending: [Frame] = []
+    // The receive timeout last set on the socket (none yet: the kernel's default, forever).
+    private var receiveTimeout: Double = -1
     private let sendLock = Mutex<Void>(())
 
     /// Connects to `path`, waiting at most `timeout` seconds for a daemon whose backlog is full;
@@ -100,20 +102,19 @@ final class ClientSocket: @unchecked Sendable {
     /// - Throws: `errSecNotAvailable`, naming the socket, when the daemon closes the connection,
     ///   sends bytes that are not a frame, or sends nothing in time.
     func receive(timeout: Double) throws(KeygateError) -> Frame {
+        guard pending.isEmpty else { return pending.removeFirst() }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         defer { SecretData.wipe(&buffer) }
-        var remaining = Int32(clamping: Int((timeout * 1000).rounded(.up)))
+        // One blocking recv per read, bounded by the socket's receive timeout (no poll first);
+        // a frame that trickles in is bounded by the deadline as a whole.
+        setReceiveTimeout(timeout)
+        let deadline = Self.milliseconds() + Int((min(max(timeout, 0), 1e9) * 1000).rounded(.up))
         while pending.isEmpty {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let started = Self.milliseconds()
-            let ready = poll(&poller, 1, remaining)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
             }
-            remaining = max(0, remaining - Int32(clamping: Self.milliseconds() - started))
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             guard count > 0 else {
                 throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
             }
@@ -122,8 +123,21 @@ final class ClientSocket: @unchecked Sendable {
             } catch {
                 throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
             }
+            if pending.isEmpty && Self.milliseconds() >= deadline {
+                throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
+            }
         }
         return pending.removeFirst()
+    }
+
+    /// Sets the socket's receive timeout to `seconds` unless it is already that.
+    private func setReceiveTimeout(_ seconds: Double) {
+        guard seconds != receiveTimeout else { return }
+        receiveTimeout = seconds
+        let bounded = min(max(seconds, 0.001), 1e9)
+        var limit = timeval(
+            tv_sec: Int(bounded), tv_usec: Int((bounded - bounded.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
     private static func milliseconds() -> Int {

@@ -6,8 +6,8 @@ import KeygateStore
 import Synchronization
 
 /// One client connection. Its reading thread reads frames with a deadline (the idle timeout,
-/// suspended while a request is in flight: a prompt may wait longer), decodes them and checks
-/// their order *before* anything acts on them. Requests run one at a time on the
+/// set as the socket's receive timeout and not counted while a request is in flight: a prompt
+/// may wait longer), decodes them and checks their order *before* anything acts on them. Requests run one at a time on the
 /// connection's own ``RequestWorker`` thread, so the reading thread keeps serving the
 /// request's `promptAnswer` and `cancel` frames and sees a disconnect at once (which ends a
 /// waiting prompt, hence its PAM transaction). Frames are written whole under the ``Wire``'s
@@ -52,14 +52,16 @@ final class Connection: Sendable {
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // The idle timeout bounds each read itself (one recv per frame, no poll before it).
+        var idle = timeval(tv_sec: configuration.idleTimeoutSeconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
         var decoder = FrameDecoder(maximumLength: configuration.maximumFrameLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         defer { SecretData.wipe(&buffer) }
         while true {
-            var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(configuration.idleTimeoutSeconds * 1000))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 // A request in flight (perhaps waiting on a prompt) is not idleness.
                 if decoder.bufferedCount == 0 && wire.inFlight != nil { continue }
                 let what = decoder.bufferedCount > 0 ? "a half-sent frame" : "no request"
@@ -68,8 +70,6 @@ final class Connection: Sendable {
                         .interactionNotAllowed, "idle timeout: \(what) for \(configuration.idleTimeoutSeconds) s"))
                 return
             }
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if count <= 0 {
                 do throws(ProtocolError) {
                     try decoder.finish()
