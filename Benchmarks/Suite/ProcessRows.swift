@@ -93,13 +93,20 @@ func secretToolRow(scale: Scale, home: String, get: Double?) -> Row {
     guard installed("secret-tool"), installed("gnome-keyring-daemon"), installed("dbus-run-session") else {
         return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "not installed")
     }
-    // Inside the session: start a keyring unlocked with a throwaway password, store one secret, then time lookups
-    // with this program's `time` worker (median of N).
+    // Inside the session: start a keyring unlocked with a throwaway password, store one secret (retried until the
+    // keyring owns its bus name), then time lookups with this program's `time` worker (median of N). The keyring runs
+    // in the foreground as this script's child and is stopped on the way out: a daemonised one outlived the session,
+    // and so did its session bus.
     let script = """
         set -e
-        printf 'bench' | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
-        printf 'bench-secret' | secret-tool store --label=bench service bench account bench
-        exec "$0" worker time \(scale.processRuns) secret-tool lookup service bench account bench
+        printf 'bench' | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
+        keyring=$!
+        trap 'kill $keyring 2>/dev/null; wait $keyring 2>/dev/null || true' EXIT
+        tries=0
+        until printf 'bench-secret' | secret-tool store --label=bench service bench account bench 2>/dev/null; do
+          tries=$((tries + 1)); [ $tries -lt 200 ] || exit 1; sleep 0.05
+        done
+        "$0" worker time \(scale.processRuns) secret-tool lookup service bench account bench
         """
     var environment = cliEnvironment(home)
     environment["XDG_RUNTIME_DIR"] = home + "/run"
