@@ -8,9 +8,7 @@ import Synchronization
 
 /// The connection under a ``KeygateClient``: one request in flight at a time, run on a serial
 /// queue of its own (a request waits there for the daemon, and a prompt's answer may block on a
-/// terminal, so neither ties up the Swift concurrency pool). A request on an idle, connected
-/// connection is written by the calling thread itself and only its wait goes to the queue, so
-/// the queue's thread wakes while the daemon works, not before the request leaves. A
+/// terminal, so neither ties up the Swift concurrency pool). A
 /// connection that fails is dropped; the next request connects and says hello again.
 final class ClientConnection: Sendable {
     let path: String
@@ -37,8 +35,6 @@ final class ClientConnection: Sendable {
         var inFlight: InFlight?
         /// Operations cancelled before they reached the wire.
         var cancelledEarly: Set<UInt64> = []
-        /// Requests accepted by ``perform(_:reason:)`` whose exchange has not ended yet.
-        var outstanding = 0
     }
 
     private let state = Mutex(State())
@@ -69,28 +65,15 @@ final class ClientConnection: Sendable {
             defer { state.nextToken += 1 }
             return state.nextToken
         }
-        // Written here when nothing else is queued and no connect or new connection is due.
-        let inline = state.withLock { state -> Bool in
-            defer { state.outstanding += 1 }
-            return state.outstanding == 0 && state.socket != nil && state.nextID != .max
-        }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Message, KeygateError>, Never>) in
-                if inline {
-                    let sent = self.send(request, token: token)
-                    queue.async {
-                        let result = sent.flatMap { self.conclude($0.socket, requestID: $0.requestID, reason: reason) }
-                        self.state.withLock { $0.outstanding -= 1 }
-                        continuation.resume(returning: result)
+                // Sending and waiting both run on the serial queue, so a second request cannot be
+                // written before the first one's reply has been read.
+                queue.async {
+                    let result = self.send(request, token: token).flatMap {
+                        self.conclude($0.socket, requestID: $0.requestID, reason: reason)
                     }
-                } else {
-                    queue.async {
-                        let result = self.send(request, token: token).flatMap {
-                            self.conclude($0.socket, requestID: $0.requestID, reason: reason)
-                        }
-                        self.state.withLock { $0.outstanding -= 1 }
-                        continuation.resume(returning: result)
-                    }
+                    continuation.resume(returning: result)
                 }
             }
         } onCancel: {
@@ -145,8 +128,7 @@ final class ClientConnection: Sendable {
         }
     }
 
-    /// Connects when needed, records `request` as the one in flight and writes it; on the queue,
-    /// or on the caller's thread when the connection is idle and connected.
+    /// Connects when needed, records `request` as the one in flight and writes it; on the queue.
     private func send(_ request: Message, token: UInt64) -> Result<Sent, KeygateError> {
         let early = state.withLock { $0.cancelledEarly.remove(token) != nil }
         if early { return .failure(KeygateError(.userCanceled, "the operation was cancelled before it was sent")) }

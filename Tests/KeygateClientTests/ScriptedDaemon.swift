@@ -46,6 +46,9 @@ final class ScriptedDaemon: @unchecked Sendable {
                 }
                 peer.close()
             }
+            // A connection beyond the script is refused at once rather than left waiting for a
+            // hello reply until the client's reply timeout.
+            shutdown(listener, Int32(SHUT_RDWR))
             done.signal()
         }
         thread.start()
