@@ -26,7 +26,7 @@ enum CancelModes {
             // One write for both frames: the daemon reads the cancel with the request.
             let request = try! Message.copyMatching(query, reuseSeconds: 0).frame(requestID: id).encoded()
             let cancel = try! Message.cancel.frame(requestID: id).encoded()
-            relay.write(request + cancel)
+            writeAll(request + cancel, to: relay.fd)
             allRead = relay.outcome(of: id, answer: rest[2])
         } else {
             let first = relay.nextID
@@ -44,18 +44,6 @@ enum CancelModes {
 }
 
 extension RelayClient {
-    /// Sends `bytes` whole.
-    func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
-
     /// Waits for the reply to request `id`, answering every prompt with `answer`; prints the
     /// prompts and the outcome; true when the reply was a value.
     mutating func outcome(of id: UInt32, answer: String) -> Bool {

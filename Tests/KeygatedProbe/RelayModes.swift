@@ -43,15 +43,7 @@ struct RelayClient {
     }
 
     func send(_ message: Message, id: UInt32) {
-        let bytes = try! message.frame(requestID: id).encoded()
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { return }
-            offset += written
-        }
+        writeAll(try! message.frame(requestID: id).encoded(), to: fd)
     }
 
     mutating func next() -> Message {

@@ -19,6 +19,19 @@ func fail(_ text: String) -> Never {
     exit(2)
 }
 
+/// Writes `bytes` whole to `fd`. It stops early when the daemon has refused the connection (an
+/// error frame, then close) before the request went out: the reply read next says why.
+func writeAll(_ bytes: [UInt8], to fd: Int32) {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+        }
+        if written <= 0 { return }
+        offset += written
+    }
+}
+
 struct Client {
     let fd: Int32
     var decoder = FrameDecoder()
@@ -40,18 +53,8 @@ struct Client {
     }
 
     mutating func send(_ message: Message) {
-        let bytes = try! message.frame(requestID: nextID).encoded()
+        writeAll(try! message.frame(requestID: nextID).encoded(), to: fd)
         nextID += 1
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            // The daemon may have refused the connection (an error frame, then close) before the
-            // request went out: the reply read next says why.
-            if written <= 0 { return }
-            offset += written
-        }
     }
 
     mutating func receive() -> Message {
