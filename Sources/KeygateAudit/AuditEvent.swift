@@ -78,22 +78,36 @@ public struct AuditEvent: Hashable, Sendable {
         }
     }
 
-    /// A proof that counted, and its age.
+    /// A proof that counted, its age, and whether it was an earlier request's.
     public struct ProvedFactor: Hashable, Sendable {
         /// The factor.
         public var factor: Factor
         /// Its age in whole seconds when the decision was made.
         public var secondsAgo: Int
+        /// The reuse window when the proof is an earlier request's, reused in this one
+        /// (``KeygatePolicy/Proof/Origin/reused(window:)``); nil when it was proved for this request.
+        /// An event listing such a proof carries the note ``AuditNote/proofReused(_:window:)``.
+        public var reusedWithin: Int?
 
         /// A proof summary.
-        public init(factor: Factor, secondsAgo: Int) {
+        public init(factor: Factor, secondsAgo: Int, reusedWithin: Int? = nil) {
             self.factor = factor
             self.secondsAgo = secondsAgo
+            self.reusedWithin = reusedWithin
         }
 
-        /// Every proof in `state`, with its age at `now`.
+        /// Every proof in `state`, with its age at `now` and whether it was reused.
         public static func all(in state: AuthenticationState, at now: Timestamp) -> [ProvedFactor] {
-            state.proofs.all.map { ProvedFactor(factor: $0.factor, secondsAgo: Int($0.time.wholeSeconds(until: now))) }
+            state.proofs.all.map { proof in
+                let reusedWithin: Int? =
+                    switch proof.origin {
+                    case .proved: nil
+                    case .reused(let window): window
+                    }
+                return ProvedFactor(
+                    factor: proof.factor, secondsAgo: Int(proof.time.wholeSeconds(until: now)),
+                    reusedWithin: reusedWithin)
+            }
         }
     }
 
@@ -152,7 +166,9 @@ public struct AuditEvent: Hashable, Sendable {
             }
     }
 
-    /// An event.
+    /// An event. Each proof in `factors` that an earlier request made
+    /// (``ProvedFactor/reusedWithin``) adds the note ``AuditNote/proofReused(_:window:)`` after
+    /// `notes`, unless `notes` already has it: every record listing a reused proof says so.
     public init(
         kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: Verdict,
         status: KeygateStatus? = nil, reasons: [DecisionReason] = [], notes: [AuditNote] = [],
@@ -167,6 +183,11 @@ public struct AuditEvent: Hashable, Sendable {
         self.status = status
         self.reasons = reasons
         self.notes = notes
+        for proved in factors {
+            guard let window = proved.reusedWithin else { continue }
+            let note = AuditNote.proofReused(proved.factor, window: window)
+            if !notes.contains(note) { self.notes.append(note) }
+        }
         self.factors = factors
         self.pamService = pamService
         self.processID = processID

@@ -42,9 +42,11 @@ public enum AuditNote: Hashable, Sendable {
     case headRecovered(from: UInt64, to: UInt64)
     /// A partial record of `bytes` bytes past the head was cut off (`tornTailCut: …`).
     case tornTailCut(bytes: Int)
-    /// A proof of `factor` the broker remembered from an earlier request of the same caller
-    /// (uid, session, terminal) counted here, reused within the request's `window` seconds: no
-    /// PAM ran for it in this request (`proofReused: …`).
+    /// A proof of `factor` from an earlier request counted here, reused within the request's
+    /// `window` seconds: no authenticator ran for it in this request (`proofReused: …`). The
+    /// broker remembers proofs per caller (uid, session, terminal); the embedded CLI keeps them
+    /// in its proof records (`--reuse-seconds`). Added by ``AuditEvent`` for each proof it lists
+    /// whose ``KeygatePolicy/Proof/origin`` is ``KeygatePolicy/Proof/Origin/reused(window:)``.
     case proofReused(Factor, window: Int)
     /// A text this version does not read as any reason or note (a trail written by another
     /// version): kept verbatim so the trail still verifies, never acted on.

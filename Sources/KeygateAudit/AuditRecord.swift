@@ -115,6 +115,11 @@ public struct AuditRecord: Hashable, Sendable {
         let (reasons, notes) = AuditEvent.reasonsAndNotes(
             try required("reasons").array().map { (field: JSONField) throws(InputFileError) in try field.string() },
             kind: kind)
+        // A reused proof is written as its note; read back, the factor is marked again.
+        for note in notes {
+            guard case .proofReused(let factor, let window) = note else { continue }
+            for index in factors.indices where factors[index].factor == factor { factors[index].reusedWithin = window }
+        }
         return AuditEvent(
             kind: kind, item: item, accessControl: accessControl,
             ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in

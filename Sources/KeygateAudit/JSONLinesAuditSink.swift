@@ -88,6 +88,8 @@ public final class JSONLinesAuditSink: AuditSink {
         /// Whether `head` is past the head file (group commit between flushes: the head file is
         /// written at each flush, not each record).
         var headUnwritten = false
+        /// The trail as this sink's last append left it (``lastWritten``).
+        var written: AuditTrailFileState?
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -173,6 +175,11 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
+    /// The trail file as this sink's last append left it, taken with `fstat` of the open trail
+    /// under the `flock`, right after the write (so another writer's record can never be taken
+    /// for this sink's own); nil before the first append and after one that failed.
+    public var lastWritten: AuditTrailFileState? { state.withLock { $0.written } }
+
     /// Seals and appends the record. When earlier records were written past the head (a crash
     /// or a failed head write), the head is first brought forward over them and a ``AuditEvent/Kind/recover``
     /// record says so.
@@ -222,6 +229,7 @@ public final class JSONLinesAuditSink: AuditSink {
             } catch {
                 // Whatever failed, read the trail again next time rather than trust what is held.
                 state.size = -1
+                state.written = nil
                 throw error
             }
         }
@@ -322,6 +330,7 @@ public final class JSONLinesAuditSink: AuditSink {
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
+        state.written = AuditTrailFileState(descriptor: state.trail)
         return (Array(records[sealedFrom...]), repair)
     }
 

@@ -88,6 +88,15 @@ public struct ProofRecords: Sendable {
         }
     }
 
+    /// The proofs recorded for this session and boot, each marked as an earlier request's
+    /// reused within `window` seconds (``KeygatePolicy/Proof/Origin/reused(window:)``), for a
+    /// context with that reuse window: every audit record listing one notes the reuse
+    /// (`proofReused: …`), as the broker's do. None when `window` is 0 (always ask).
+    public func reusableProofs(within window: Int) -> [Proof] {
+        guard window > 0 else { return [] }
+        return proofs().map { $0.reused(within: window) }
+    }
+
     /// Records `proofs` (replacing older ones of the same factor) and marks the boot.
     public func save(_ proofs: [Proof]) throws {
         guard !proofs.isEmpty else { return }

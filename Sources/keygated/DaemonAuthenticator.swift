@@ -10,9 +10,11 @@ import KeygatePolicy
 /// Before PAM, a proof the daemon remembers for the caller's uid, session and terminal
 /// (``ProofCache``) is reused when it lies within the request's window; a screen lock seen
 /// for the caller's session clears those proofs first. A request that finds no free prompt
-/// slot (``PromptSlots``) never reaches PAM. Which factors a request took from the cache (and
-/// did not prove afresh) is kept on the relay for the audit record (``ReuseNotingSink``). Failures are counted in the keychain's ledger
-/// (the uid's persistent ``DaemonAttemptLedger``), which the context is bound to.
+/// slot (``PromptSlots``) never reaches PAM. A proof taken from the cache enters the context
+/// marked as reused within the request's window (``KeygatePolicy/Proof/Origin/reused(window:)``),
+/// so each audit record listing it notes the reuse; a factor proved through PAM replaces it
+/// with a fresh proof. Failures are counted in the keychain's ledger (the uid's persistent
+/// ``DaemonAttemptLedger``), which the context is bound to.
 struct DaemonAuthenticator: Authenticator {
     let identity: PeerIdentity
     let relay: PromptRelay
@@ -64,7 +66,6 @@ struct DaemonAuthenticator: Authenticator {
         }
         let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
         if case .proved(let factors) = outcome {
-            relay.provedAfresh(factors)
             if let key {
                 let proved = context.state.proofs.all.filter { factors.contains($0.factor) }
                 proofs.record(proved, key: key, now: context.clock.now())
@@ -93,15 +94,13 @@ struct DaemonAuthenticator: Authenticator {
             return nil
         }
         var state = AuthenticationState(reuseSeconds: scope.reuseSeconds)
-        for proof in found {
-            state.proofs.record(proof)
-            relay.reused(FactorSet(proof.factor))
-        }
+        for proof in found { state.proofs.record(proof) }
         return AuthenticationContext(state: state)
     }
 
     /// The first alternative of `requirement` whose factors all have a remembered proof within
-    /// `window`: those proofs are put in the context (with the window) and count as proved.
+    /// `window`: those proofs are put in the context (with the window, marked reused) and count
+    /// as proved.
     private func reuse(_ requirement: Requirement, key: ProofCache.Key, window: Int, context: AuthenticationContext)
         -> AuthenticationOutcome?
     {
@@ -115,7 +114,6 @@ struct DaemonAuthenticator: Authenticator {
             }
             var proved = FactorSet()
             for proof in found { proved.formUnion(FactorSet(proof.factor)) }
-            relay.reused(proved)
             return .proved(proved)
         }
         return nil

@@ -27,7 +27,8 @@ final class ProofCache: Sendable {
     }
 
     /// A proof of `factor` under `key` no older than `window` seconds at `now` (and not from
-    /// the future), else nil.
+    /// the future), else nil. The proof says it is reused within `window`
+    /// (``KeygatePolicy/Proof/Origin/reused(window:)``), so every audit record listing it says so too.
     func reusable(_ factor: Factor, key: Key, window: Int, now: Timestamp) -> Proof? {
         guard window > 0 else { return nil }
         let limit = Int64(min(window, AuthenticationState.maximumReuseSeconds))
@@ -35,15 +36,16 @@ final class ProofCache: Sendable {
             guard let proof = entries[key]?[factor], proof.time <= now,
                 proof.time.wholeSeconds(until: now) <= limit
             else { return nil }
-            return proof
+            return proof.reused(within: window)
         }
     }
 
-    /// Keeps `proofs` under `key`; forgets every proof older than 300 s on the way.
+    /// Keeps `proofs` under `key` (as proved, whatever their origin); forgets every proof older
+    /// than 300 s on the way.
     func record(_ proofs: [Proof], key: Key, now: Timestamp) {
         entries.withLock { entries in
             var kept = entries[key] ?? Proofs()
-            for proof in proofs where proof.time <= now { kept.record(proof) }
+            for proof in proofs where proof.time <= now { kept.record(proof.asProved) }
             entries[key] = kept
             let cap = Int64(AuthenticationState.maximumReuseSeconds)
             entries = entries.filter { _, proofs in

@@ -31,23 +31,32 @@ final class UserAuditTrail: AuditSink {
     private let lock = Mutex(WriterState())
     /// The largest reply frame, for ``show(limit:)``.
     private let maximumFrameLength: Int
+    /// Called right after each append, under the uid's lock but after the sink released its
+    /// `flock`: where another writer's record could slip in (tests put one there).
+    private let afterAppend: @Sendable () -> Void
 
-    /// The trail of `uid` in `directory` (the uid's state directory), anchored in `anchors`.
-    init(uid: UInt32, directory: String, anchors: any AuditAnchorStore, maximumFrameLength: Int) {
+    /// The trail of `uid` in `directory` (the uid's state directory), anchored in `anchors`;
+    /// `afterAppend` runs after each append (a test's hook; nothing by default).
+    init(
+        uid: UInt32, directory: String, anchors: any AuditAnchorStore, maximumFrameLength: Int,
+        afterAppend: @escaping @Sendable () -> Void = {}
+    ) {
         self.uid = uid
         self.directory = directory
         self.path = directory + "/audit.jsonl"
         self.anchors = anchors
         self.sink = JSONLinesAuditSink(path: path, durability: .eachRecord, anchors: anchors)
         self.maximumFrameLength = maximumFrameLength
+        self.afterAppend = afterAppend
     }
 
     /// The auditor of one connection: records written here, each naming the daemon as the
-    /// process that decided and `identity` (the kernel's view of the peer) as the caller; with
-    /// `relay`, each record notes the proofs its request reused (``ReuseNotingSink``).
-    func auditor(for identity: PeerIdentity, relay: PromptRelay? = nil) -> Auditor {
+    /// process that decided and `identity` (the kernel's view of the peer) as the caller. A
+    /// record listing a proof the request reused notes it (``AuditEvent`` does, from the
+    /// proof's origin).
+    func auditor(for identity: PeerIdentity) -> Auditor {
         Auditor(
-            sink: relay.map { ReuseNotingSink(trail: self, relay: $0) } ?? self, isRequired: true,
+            sink: self, isRequired: true,
             executable: CurrentProcess.executable,
             caller: AuditCaller(
                 userID: identity.uid, processID: identity.pid, executable: identity.executable,
@@ -61,7 +70,8 @@ final class UserAuditTrail: AuditSink {
             do throws(KeygateError) {
                 try checkUnchanged(&state)
                 let record = try sink.append(event, at: time)
-                state.seen = FileState(path)
+                state.seen = sink.lastWritten
+                afterAppend()
                 return record
             } catch {
                 state.seen = nil
@@ -77,7 +87,8 @@ final class UserAuditTrail: AuditSink {
             do throws(KeygateError) {
                 try checkUnchanged(&state)
                 let records = try sink.append(contentsOf: events, at: time)
-                state.seen = FileState(path)
+                state.seen = sink.lastWritten
+                afterAppend()
                 return records
             } catch {
                 state.seen = nil
@@ -90,11 +101,14 @@ final class UserAuditTrail: AuditSink {
     /// would go unnoticed. So the whole trail is verified (against its head and the store's
     /// anchor) before the first record of this run, and again whenever the file is not as this
     /// trail left it (another inode, length or change time: someone else wrote, replaced or
-    /// removed it). A broken chain is refused; a crash's leftovers (a head behind, a partial
-    /// last record) are not broken, and the writer recovers them. A trail found broken is not
-    /// read again until the file changes.
+    /// removed it). How this trail left it is the sink's `fstat` under its `flock` right after
+    /// its write (``JSONLinesAuditSink/lastWritten``), never a look at the path afterwards: a
+    /// record another writer (root's `keygate --embedded` on the state directory) appended in
+    /// between is not taken for this trail's own. A broken chain is refused; a crash's
+    /// leftovers (a head behind, a partial last record) are not broken, and the writer
+    /// recovers them. A trail found broken is not read again until the file changes.
     private func checkUnchanged(_ state: inout WriterState) throws(KeygateError) {
-        let now = FileState(path)
+        let now = AuditTrailFileState(path: path)
         if let seen = state.seen, now == seen { return }
         if let broken = state.broken, broken.file == now { throw broken.error }
         state.broken = nil
@@ -209,32 +223,9 @@ final class UserAuditTrail: AuditSink {
     private struct WriterState {
         /// The file as this trail last left it (nil before the first record of this run, and
         /// after a failure).
-        var seen: FileState?
+        var seen: AuditTrailFileState?
         /// The file as it was when found broken, and why (so it is not read again unchanged).
-        var broken: (file: FileState?, error: KeygateError)?
-    }
-
-    /// Which file the trail is and how far it was written: device, inode, length, change time.
-    private struct FileState: Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var changed: timespec
-
-        /// The trail file at `path` as it is now; nil when there is none.
-        init?(_ path: String) {
-            var info = stat()
-            guard lstat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            changed = info.st_ctim
-        }
-
-        static func == (left: FileState, right: FileState) -> Bool {
-            left.device == right.device && left.inode == right.inode && left.size == right.size
-                && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
-        }
+        var broken: (file: AuditTrailFileState?, error: KeygateError)?
     }
 
     /// What a reader starts from, taken under the lock (no record half-written): the trail

@@ -66,7 +66,7 @@ final class UserKeychains: Sendable {
             device: device(for: identity),
             organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
             attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow,
-            auditor: try trail(identity.uid).auditor(for: identity, relay: relay))
+            auditor: try trail(identity.uid).auditor(for: identity))
     }
 
     /// The uid's audit trail beside its store (anchored in it), one per uid, shared by all of

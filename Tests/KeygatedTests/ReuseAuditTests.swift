@@ -44,6 +44,38 @@ import Testing
         #expect(try world.daemon.probe(as: a, "audit-verify").lines == ["verified \(records.count)"])
     }
 
+    /// Every record a request served by a reused proof writes names the reuse (the note comes
+    /// with the proof, whatever record lists it), and no record of the request that proved it
+    /// through PAM does (its authentication attempt included).
+    @Test func everyRecordOfAReusedRequestNamesTheReuseAndNoneOfAFreshOne() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "a-value")
+        let terminal = try ReuseTerminal(
+            uid: a, session: ReuseTests.sessionCounter.next(), directory: world.daemon.directory)
+        func records() throws -> [TrailRecord] {
+            try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
+        }
+        var seen = try records().count
+        let proved = try terminal.run(
+            as: a, socket: world.daemon.socket, [["relay", "answer", "gated", "me", "pass-a", "60"]])
+        #expect(proved[0].lines.last == "a-value", "\(proved[0].output)")
+        let fresh = Array(try records().dropFirst(seen))
+        seen += fresh.count
+        #expect(fresh.contains { $0.op == "authenticate" && $0.decision == "proved" }, "\(fresh.map(\.fields))")
+        #expect(
+            !fresh.contains { Self.reasons($0).contains { $0.hasPrefix("proofReused:") } }, "\(fresh.map(\.fields))")
+
+        let reused = try terminal.run(
+            as: a, socket: world.daemon.socket, [["relay", "fail", "gated", "me", "-", "60"]])
+        #expect(reused[0].lines == ["a-value"], "\(reused[0].output)")
+        let served = Array(try records().dropFirst(seen))
+        try #require(!served.isEmpty)
+        for record in served {
+            #expect(Self.reasons(record).contains(Self.reusedNote), "\(record.fields)")
+        }
+    }
+
     /// A request that reuses nothing (no window) is not marked, even right after a reuse on the
     /// same connection's uid: the note belongs to the request that reused.
     @Test func aRequestWithoutAWindowIsNotMarkedReused() throws {

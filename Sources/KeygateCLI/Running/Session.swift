@@ -79,7 +79,7 @@ struct KeychainFactory: Sendable {
         let device = LinuxWiring.device(mode: global.device.mode, records: runtime, ledger: ledger, console: console)
 
         var state = AuthenticationState(reuseSeconds: global.device.reuseSeconds)
-        let loadedProofs = global.device.reuseSeconds > 0 ? runtime?.proofs() ?? [] : []
+        let loadedProofs = runtime?.reusableProofs(within: global.device.reuseSeconds) ?? []
         for proof in loadedProofs { state.proofs.record(proof) }
         let source = global.pam.passphraseSource()
         state.interaction = source == nil ? .fail : .allow

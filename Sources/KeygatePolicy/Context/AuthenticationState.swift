@@ -117,18 +117,47 @@ public struct BiometryState: Hashable, Sendable {
 
 /// A successful proof of one factor.
 public struct Proof: Hashable, Sendable {
+    /// Where a proof in a context comes from: proved for this context, or an earlier
+    /// request's proof taken from where it was kept (the broker's memory, the CLI's proof
+    /// records) and reused within a window. The evaluator never looks at it (a proof counts by
+    /// its time); the audit trail says which proofs were reused (`proofReused: …`).
+    public enum Origin: Hashable, Sendable {
+        /// Proved for this context: an authenticator ran for it (``AuthenticationContext/recordProof(of:)``).
+        case proved
+        /// An earlier request's proof, reused within this request's window of `window` seconds.
+        case reused(window: Int)
+    }
+
     /// The factor proved.
     public var factor: Factor
     /// When it was proved.
     public var time: Timestamp
     /// For biometry, the enrollment set current when it was proved.
     public var enrollment: EnrollmentSetHash?
+    /// Where this proof comes from; ``Origin/proved`` unless it was taken from an earlier request.
+    public var origin: Origin
 
-    /// A proof of `factor` at `time`, under `enrollment` for biometry.
-    public init(factor: Factor, time: Timestamp, enrollment: EnrollmentSetHash? = nil) {
+    /// A proof of `factor` at `time`, under `enrollment` for biometry, from `origin`.
+    public init(factor: Factor, time: Timestamp, enrollment: EnrollmentSetHash? = nil, origin: Origin = .proved) {
         self.factor = factor
         self.time = time
         self.enrollment = enrollment
+        self.origin = origin
+    }
+
+    /// This proof as an earlier request's, put in a context to be reused within `window`
+    /// seconds (the request's reuse window).
+    public func reused(within window: Int) -> Proof {
+        var proof = self
+        proof.origin = .reused(window: window)
+        return proof
+    }
+
+    /// This proof as it was made, for keeping it for later requests (its origin forgotten).
+    public var asProved: Proof {
+        var proof = self
+        proof.origin = .proved
+        return proof
     }
 }
 
