@@ -88,34 +88,91 @@ func helloWorld() -> String? {
 }
 
 /// `secret-tool lookup` against gnome-keyring in a private D-Bus session, when installed.
+///
+/// The session bus activates no service: with the stock session configuration, the first
+/// `secret-tool store` (sent before the keyring started below owns `org.freedesktop.secrets`)
+/// made the bus start a second keyring (`gnome-keyring-daemon --start`, locked, no password);
+/// when that one won the name, every store failed, and the script's keyring, still starting
+/// with SIGTERM blocked, never stopped: the run hung until its time-out, which killed only
+/// `dbus-run-session` and left the bus and both keyrings running. Now the store is retried
+/// until the one keyring owns the name, the keyring is killed if SIGTERM does not stop it,
+/// and the run is a process group of its own, killed as a whole when it ends or times out.
+/// A run that fails says why in the row.
 func secretToolRow(scale: Scale, home: String, get: Double?) -> Row {
     let name = "secret-tool lookup (gnome-keyring, dbus-run-session)"
+    func failed(_ reason: String) -> Row {
+        Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed: " + reason)
+    }
     guard installed("secret-tool"), installed("gnome-keyring-daemon"), installed("dbus-run-session") else {
         return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "not installed")
     }
-    // Inside the session: start a keyring unlocked with a throwaway password, store one secret (retried until the
-    // keyring owns its bus name), then time lookups with this program's `time` worker (median of N). The keyring runs
-    // in the foreground as this script's child and is stopped on the way out: a daemonised one outlived the session,
-    // and so did its session bus.
+    // A session bus without service directories: nothing is activated behind the script's back.
+    let busConfiguration = home + "/session-bus.conf"
+    let configuration = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=/tmp</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+
+        """
+    guard FileManager.default.createFile(atPath: busConfiguration, contents: Data(configuration.utf8)) else {
+        return failed("cannot write \(busConfiguration)")
+    }
+    // Inside the session: start a keyring unlocked with a throwaway password, store one secret (retried, 10 s at
+    // most, until the keyring owns its bus name), then time lookups with this program's `time` worker (median of N).
+    // The keyring runs in the foreground as this script's child and is stopped on the way out (SIGTERM, then
+    // SIGKILL after 2 s: it blocks SIGTERM while starting). Each failure says why on standard error.
     let script = """
-        set -e
         printf 'bench' | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
         keyring=$!
-        trap 'kill $keyring 2>/dev/null; wait $keyring 2>/dev/null || true' EXIT
+        stop() {
+          kill -TERM $keyring 2>/dev/null || return 0
+          waited=0
+          while kill -0 $keyring 2>/dev/null && [ $waited -lt 20 ]; do waited=$((waited + 1)); sleep 0.1; done
+          kill -KILL $keyring 2>/dev/null
+          wait $keyring 2>/dev/null
+          return 0
+        }
+        trap stop EXIT
         tries=0
-        until printf 'bench-secret' | secret-tool store --label=bench service bench account bench 2>/dev/null; do
-          tries=$((tries + 1)); [ $tries -lt 200 ] || exit 1; sleep 0.05
+        until printf 'bench-secret' | secret-tool store --label=bench service bench account bench 2>"$HOME/store.err"; do
+          if ! kill -0 $keyring 2>/dev/null; then echo "gnome-keyring-daemon exited at start-up" >&2; exit 1; fi
+          tries=$((tries + 1))
+          if [ $tries -ge 200 ]; then
+            echo "secret-tool store still failing after 10 s: $(tail -n 1 "$HOME/store.err")" >&2; exit 1
+          fi
+          sleep 0.05
         done
-        "$0" worker time \(scale.processRuns) secret-tool lookup service bench account bench
+        lookup="secret-tool lookup service bench account bench"
+        "$0" worker time \(scale.processRuns) $lookup || { echo "a secret-tool lookup failed" >&2; exit 1; }
         """
     var environment = cliEnvironment(home)
     environment["XDG_RUNTIME_DIR"] = home + "/run"
+    let errors = home + "/secret-tool.err"
+    unlink(errors)
+    let timeout = 120.0
     guard
         let finished = run(
-            ["dbus-run-session", "--", "sh", "-c", script, selfPath], environment: environment, timeout: 120),
-        finished.status == 0, let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            ["dbus-run-session", "--config-file=" + busConfiguration, "--", "sh", "-c", script, selfPath],
+            environment: environment, stderrPath: errors, timeout: timeout, ownGroup: true)
     else {
-        return Row(name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: "failed to run")
+        return failed("dbus-run-session did not start")
+    }
+    guard finished.status == 0, let seconds = Double(finished.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+        if finished.status == 124 { return failed("still running after \(Int(timeout)) s (stopped)") }
+        // The script's own reason, else the last thing the bus or a tool said.
+        let said = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n")
+            .filter { !$0.contains("Failed to set fd limit") }
+        return failed(said.last.map(String.init) ?? "exit \(finished.status)")
     }
     return Row(
         name: "keygate get", ours: get.map(duration) ?? "n/a", baselineName: name, baseline: duration(seconds),

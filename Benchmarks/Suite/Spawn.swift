@@ -28,9 +28,14 @@ struct Child {
     let pid: pid_t
     let started: Double
     let outputPath: String
+    /// Whether the child leads a process group of its own (``start(_:environment:stderrPath:ownGroup:)``).
+    var ownGroup = false
 
     /// Waits for the child and collects its figures. With `timeout`, a child still running
-    /// after that many seconds is killed (status 124, as timeout(1) reports it).
+    /// after that many seconds is killed (status 124, as timeout(1) reports it). A child in a
+    /// process group of its own is killed with its whole group, at the time-out and when it
+    /// has ended: whatever it started and left behind (a session bus, a daemon the bus
+    /// activated) goes with it.
     ///
     /// The peak RSS is the child's own `VmHWM`, sampled from /proc every 2 ms while it runs
     /// (rusage's `ru_maxrss` would report this large process's: posix_spawn's child shares
@@ -46,7 +51,7 @@ struct Child {
                 let waited = waitpid(pid, &status, WNOHANG)
                 if waited == pid || (waited < 0 && errno != EINTR) { break }
                 if let timeout, !killed, now() - started > timeout {
-                    kill(pid, SIGKILL)
+                    kill(ownGroup ? -pid : pid, SIGKILL)
                     killed = true
                 }
                 usleep(2_000)
@@ -55,6 +60,8 @@ struct Child {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
         let seconds = now() - started
+        // The group outlives its leader while a member is left; its id is not reused until then.
+        if ownGroup { kill(-pid, SIGKILL) }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         unlink(outputPath)
         let code = killed ? 124 : status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
@@ -84,8 +91,12 @@ func highWaterMark(of pid: pid_t) -> Int {
 
 /// Starts `arguments` (the first is looked up in PATH when it has no slash) with
 /// `environment` (nil: this process's), standard input from /dev/null, standard output to a
-/// temporary file and standard error to `stderrPath`.
-func start(_ arguments: [String], environment: [String: String]? = nil, stderrPath: String = "/dev/null") -> Child? {
+/// temporary file and standard error to `stderrPath`; with `ownGroup`, as the leader of a new
+/// process group, which ``Child/wait(timeout:sampleMemory:)`` kills as a whole.
+func start(
+    _ arguments: [String], environment: [String: String]? = nil, stderrPath: String = "/dev/null",
+    ownGroup: Bool = false
+) -> Child? {
     let outputPath = "/tmp/keygate-bench-out-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -98,20 +109,27 @@ func start(_ arguments: [String], environment: [String: String]? = nil, stderrPa
     let environmentList =
         (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { for pointer in environmentList { free(pointer) } }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    if ownGroup {
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+    }
     var pid: pid_t = 0
     let started = now()
-    let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environmentList)
+    let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environmentList)
     guard result == 0 else { return nil }
-    return Child(pid: pid, started: started, outputPath: outputPath)
+    return Child(pid: pid, started: started, outputPath: outputPath, ownGroup: ownGroup)
 }
 
-/// Runs `arguments` to the end (see ``start(_:environment:stderrPath:)`` and
+/// Runs `arguments` to the end (see ``start(_:environment:stderrPath:ownGroup:)`` and
 /// ``Child/wait(timeout:sampleMemory:)``); nil when it cannot start.
 func run(
     _ arguments: [String], environment: [String: String]? = nil, stderrPath: String = "/dev/null",
-    timeout: Double? = nil, sampleMemory: Bool = false
+    timeout: Double? = nil, sampleMemory: Bool = false, ownGroup: Bool = false
 ) -> Finished? {
-    start(arguments, environment: environment, stderrPath: stderrPath)?.wait(
+    start(arguments, environment: environment, stderrPath: stderrPath, ownGroup: ownGroup)?.wait(
         timeout: timeout, sampleMemory: sampleMemory)
 }
 
