@@ -88,13 +88,16 @@ public struct ProofRecords: Sendable {
         }
     }
 
-    /// The proofs recorded for this session and boot, each marked as an earlier request's
-    /// reused within `window` seconds (``KeygatePolicy/Proof/Origin/reused(window:)``), for a
-    /// context with that reuse window: every audit record listing one notes the reuse
-    /// (`proofReused: …`), as the broker's do. None when `window` is 0 (always ask).
-    public func reusableProofs(within window: Int) -> [Proof] {
+    /// The proofs recorded for this session and boot that lie within `window` seconds at `now`
+    /// (not from the future), each marked as an earlier request's reused within that window
+    /// (``KeygatePolicy/Proof/Origin/reused(window:)``), for a context with that reuse window:
+    /// every audit record listing one notes the reuse (`proofReused: …`), as the broker's do,
+    /// and an older one, which could not count, is not listed at all. None when `window` is 0
+    /// (always ask).
+    public func reusableProofs(within window: Int, at now: Timestamp = SystemClock().now()) -> [Proof] {
         guard window > 0 else { return [] }
-        return proofs().map { $0.reused(within: window) }
+        let state = AuthenticationState(reuseSeconds: window)
+        return proofs().filter { state.isFresh($0.time, at: now) }.map { $0.reused(within: state.reuseSeconds) }
     }
 
     /// Records `proofs` (replacing older ones of the same factor) and marks the boot.
