@@ -177,7 +177,8 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// The trail file as this sink's last append left it, taken with `fstat` of the open trail
     /// under the `flock`, right after the write (so another writer's record can never be taken
-    /// for this sink's own); nil before the first append and after one that failed.
+    /// for this sink's own); nil before the first append, after one that failed, and under
+    /// group commit (which looks at the trail's times only after each flush, see above).
     public var lastWritten: AuditTrailFileState? { state.withLock { $0.written } }
 
     /// Seals and appends the record. When earlier records were written past the head (a crash
@@ -330,7 +331,7 @@ public final class JSONLinesAuditSink: AuditSink {
         // The anchor follows only what is durable, so it may lag the trail but never leads it.
         if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
-        state.written = AuditTrailFileState(descriptor: state.trail)
+        if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
         return (Array(records[sealedFrom...]), repair)
     }
 
