@@ -210,7 +210,8 @@ public final class Keychain: Sendable {
             if case .lockedOut(let factor, _) = outcome {
                 var lockout = event
                 lockout.kind = .lockout
-                lockout.notes = [.lockedOut(factor, outcome)]
+                // The proofs it lists stay named as reused where they were (``AuditEvent/init``).
+                lockout.notes = [.lockedOut(factor, outcome)] + event.notes.filter { $0.kind == .proofReused }
                 try auditor.record(lockout)
             }
         } catch {

@@ -68,6 +68,22 @@ import Testing
         }
     }
 
+    /// A request whose reused passcode proof is followed by a biometry lockout: the lockout
+    /// record lists the reused proof too, and names it.
+    @Test func aLockoutRecordOfTheRequestNamesTheReusedProofToo() async throws {
+        let (keychain, auth, audit) = try await Self.world()
+        auth.setDefault(.lockOut, for: .biometry)
+        let before = audit.records.count
+        await #expect(throws: KeygateError.self) {
+            _ = try await keychain.copyMatching(Self.read("both"), context: Self.reusingContext())
+        }
+        let records = Array(audit.records.dropFirst(before))
+        #expect(records.map(\.event.kind) == [.read, .authenticate, .lockout], "\(records.map(\.line))")
+        for record in records {
+            #expect(record.event.notes.contains(Self.passcodeReused), "\(record.line)")
+        }
+    }
+
     @Test func aFreshlyProvedReadNeverSaysReused() async throws {
         let (keychain, auth, audit) = try await Self.world()
         let before = audit.records.count
