@@ -212,7 +212,8 @@ import Testing
             }
         }
         let client = try KeygateClient(
-            socketPath: daemon.path, accessGroups: ["g"], passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
+            socketPath: daemon.path, accessGroups: ["g"],
+            passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
         let answers = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<count {
                 group.addTask {
@@ -249,7 +250,8 @@ import Testing
             }
         }
         let client = try KeygateClient(
-            socketPath: daemon.path, accessGroups: ["g"], passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
+            socketPath: daemon.path, accessGroups: ["g"],
+            passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
         for index in 0..<9 {
             let error = await #expect(throws: KeygateError.self) { try await client.delete(ItemQuery(account: "x")) }
             #expect(error?.message == "\(index)")
