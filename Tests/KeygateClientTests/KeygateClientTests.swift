@@ -259,6 +259,34 @@ import Testing
         daemon.finish()
     }
 
+    /// A call waiting for the line behind one in flight, whose task is cancelled before its
+    /// turn, is never written: the daemon's next request is the call made after it.
+    @Test func aQueuedCallCancelledBeforeItsTurnIsNeverSent() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let first = try peer.receive()
+            #expect(first.message == .delete(ItemQuery(account: "a"), reuseSeconds: 0))
+            usleep(300_000)
+            try peer.send(Message(KeygateError(.itemNotFound, "a")), id: first.id)
+            let next = try peer.receive()
+            #expect(next.message == .delete(ItemQuery(account: "c"), reuseSeconds: 0))
+            try peer.send(Message(KeygateError(.itemNotFound, "c")), id: next.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let first = Task { try await client.delete(ItemQuery(account: "a")) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let queued = Task { try await client.delete(ItemQuery(account: "b")) }
+        try await Task.sleep(nanoseconds: 20_000_000)
+        queued.cancel()
+        let answered = await #expect(throws: KeygateError.self) { try await first.value }
+        #expect(answered?.message == "a")
+        let cancelled = await #expect(throws: KeygateError.self) { try await queued.value }
+        #expect(cancelled?.status == .userCanceled)
+        let next = await #expect(throws: KeygateError.self) { try await client.delete(ItemQuery(account: "c")) }
+        #expect(next?.message == "c")
+        daemon.finish()
+    }
+
     /// Waits up to 10 s for `condition`.
     static func waitFor(_ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(10)
