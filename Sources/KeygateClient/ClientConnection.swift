@@ -6,11 +6,25 @@ import KeygateProtocol
 import KeygateStore
 import Synchronization
 
-/// The connection under a ``KeygateClient``: one request in flight at a time, run on a serial
-/// queue of its own (a request waits there for the daemon, and a prompt's answer may block on a
-/// terminal, so neither ties up the Swift concurrency pool). A
-/// connection that fails is dropped; the next request connects and says hello again.
+/// The connection under a ``KeygateClient``: one request in flight at a time, answered in the
+/// order the calls were made.
+///
+/// A call takes the connection's *line* before it touches the socket and gives it up when its
+/// exchange has ended; only the line's holder writes a request or reads a reply, and a call
+/// that finds the line taken waits in a first-in, first-out list, so the one-in-flight order
+/// holds by construction. A call that finds the line free (nothing in flight or waiting) runs
+/// on its own thread: it writes the request and waits for the reply there for at most
+/// ``callerWaitMilliseconds`` (a cooperative thread must never block long), and a final reply
+/// returns at once, with no thread hand-off. A relayed prompt, no reply within that bound, or
+/// no connection yet hands the rest of the exchange to the connection's serial queue (a reply
+/// may take long, and a prompt's answer may block on a terminal, so neither ties up the Swift
+/// concurrency pool), and so does every call that had to wait for the line. A connection that
+/// fails is dropped; the next request connects and says hello again.
 final class ClientConnection: Sendable {
+    /// How long a call that found the line free waits for its reply on its own thread before it
+    /// hands the rest to the queue.
+    static let callerWaitMilliseconds: Int32 = 2
+
     let path: String
     let accessGroups: [String]
     let clientName: String
@@ -35,6 +49,20 @@ final class ClientConnection: Sendable {
         var inFlight: InFlight?
         /// Operations cancelled before they reached the wire.
         var cancelledEarly: Set<UInt64> = []
+        /// A call holds the line (its request is being written, waits for its reply or is
+        /// answering a prompt).
+        var lineTaken = false
+        /// Calls waiting for the line, in the order they were made.
+        var waiting: [LineWaiter] = []
+    }
+
+    /// How a call that found the line free ended on its own thread.
+    private enum Start {
+        /// The exchange is over (the line is given up).
+        case finished(Result<Message, KeygateError>)
+        /// The rest goes to the queue, still holding the line: the request when it was
+        /// written (nil: not yet), and a frame already read for it.
+        case handOff(Sent?, Frame?)
     }
 
     private let state = Mutex(State())
@@ -61,19 +89,43 @@ final class ClientConnection: Sendable {
     /// Sends `request` and returns the daemon's final reply to it (an `error` reply included),
     /// answering the prompts it relays on the way. A cancelled task cancels its request.
     func perform(_ request: Message, reason: String) async throws(KeygateError) -> Message {
-        let token = state.withLock { state in
+        // The token is drawn and the line taken or queued for in one critical section: calls
+        // are served in the order they got here.
+        let (token, waiter) = state.withLock { state -> (UInt64, LineWaiter?) in
             defer { state.nextToken += 1 }
-            return state.nextToken
+            guard state.lineTaken else {
+                state.lineTaken = true
+                return (state.nextToken, nil)
+            }
+            let waiter = LineWaiter()
+            state.waiting.append(waiter)
+            return (state.nextToken, waiter)
         }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Message, KeygateError>, Never>) in
-                // Sending and waiting both run on the serial queue, so a second request cannot be
-                // written before the first one's reply has been read.
-                queue.async {
-                    let result = self.send(request, token: token).flatMap {
-                        self.conclude($0.socket, requestID: $0.requestID, reason: reason)
+        let result = await withTaskCancellationHandler { () async -> Result<Message, KeygateError> in
+            if let waiter {
+                return await withCheckedContinuation { continuation in
+                    waiter.run(on: queue) {
+                        let result = self.send(request, token: token).flatMap {
+                            self.conclude($0.socket, requestID: $0.requestID, reason: reason)
+                        }
+                        self.giveUpLine()
+                        continuation.resume(returning: result)
                     }
-                    continuation.resume(returning: result)
+                }
+            }
+            switch self.start(request, token: token, reason: reason) {
+            case .finished(let result):
+                self.giveUpLine()
+                return result
+            case .handOff(let sent, let early):
+                return await withCheckedContinuation { continuation in
+                    queue.async {
+                        let result = (sent.map { .success($0) } ?? self.send(request, token: token)).flatMap {
+                            self.conclude($0.socket, requestID: $0.requestID, reason: reason, early: early)
+                        }
+                        self.giveUpLine()
+                        continuation.resume(returning: result)
+                    }
                 }
             }
         } onCancel: {
@@ -82,6 +134,42 @@ final class ClientConnection: Sendable {
         // A cancel that came after the exchange ended left the token behind.
         state.withLock { _ = $0.cancelledEarly.remove(token) }
         return try result.get()
+    }
+
+    /// The line's holder writes `request` and waits for the reply for at most
+    /// ``callerWaitMilliseconds``, on the calling thread.
+    private func start(_ request: Message, token: UInt64, reason: String) -> Start {
+        // Connecting (and its hello) may wait long: left to the queue.
+        guard state.withLock({ $0.socket != nil && $0.nextID != .max }) else { return .handOff(nil, nil) }
+        switch send(request, token: token) {
+        case .failure(let error):
+            return .finished(.failure(error))
+        case .success(let sent):
+            let frame: Frame?
+            do throws(KeygateError) {
+                frame = try sent.socket.receive(withinMilliseconds: Self.callerWaitMilliseconds)
+            } catch {
+                state.withLock { $0.inFlight = nil }
+                dropCurrent()
+                return .finished(.failure(error))
+            }
+            guard let frame, frame.type != .prompt else { return .handOff(sent, frame) }
+            // A final reply (or an error frame): concluded here, with no wait.
+            return .finished(conclude(sent.socket, requestID: sent.requestID, reason: reason, early: frame))
+        }
+    }
+
+    /// The line's holder is done: the line goes to the first waiting call (on the queue), or
+    /// is free.
+    private func giveUpLine() {
+        let next = state.withLock { state -> LineWaiter? in
+            guard !state.waiting.isEmpty else {
+                state.lineTaken = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.hand(on: queue)
     }
 
     /// Cancels the request in flight, if any (its reply is then `errSecUserCanceled`, or its
@@ -128,7 +216,8 @@ final class ClientConnection: Sendable {
         }
     }
 
-    /// Connects when needed, records `request` as the one in flight and writes it; on the queue.
+    /// Connects when needed, records `request` as the one in flight and writes it; by the
+    /// line's holder.
     private func send(_ request: Message, token: UInt64) -> Result<Sent, KeygateError> {
         let early = state.withLock { $0.cancelledEarly.remove(token) != nil }
         if early { return .failure(KeygateError(.userCanceled, "the operation was cancelled before it was sent")) }
@@ -152,12 +241,15 @@ final class ClientConnection: Sendable {
     }
 
     /// Waits for the final reply to the request in flight, answering the prompts relayed on the
-    /// way; on the queue.
-    private func conclude(_ socket: ClientSocket, requestID: UInt32, reason: String) -> Result<Message, KeygateError> {
+    /// way; on the queue (or on the caller's thread when `early` is that reply).
+    private func conclude(
+        _ socket: ClientSocket, requestID: UInt32, reason: String, early first: Frame? = nil
+    ) -> Result<Message, KeygateError> {
         defer { state.withLock { $0.inFlight = nil } }
         do throws(KeygateError) {
-            // A frame that came while a prompt was being answered is handled first.
-            var early: Frame?
+            // A frame already read (on the caller's thread, or while a prompt was being
+            // answered) is handled first.
+            var early = first
             while true {
                 let frame: Frame
                 if let waiting = early {
@@ -272,5 +364,31 @@ private final class PromptAnswer: Sendable {
             defer { state.passphrase = nil }
             return state.passphrase
         }
+    }
+}
+
+/// A call waiting for its connection's line. Its work is set once the call awaits, and runs
+/// on the connection's queue when the line is handed to it (at once, if that came first).
+private final class LineWaiter: Sendable {
+    private let state = Mutex<(work: (@Sendable () -> Void)?, handed: Bool)>((nil, false))
+
+    /// Sets the call's work; runs it on `queue` now when the line was already handed over.
+    func run(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.handed { return true }
+            state.work = work
+            return false
+        }
+        if now { queue.async(execute: work) }
+    }
+
+    /// The line is this call's: its work runs on `queue` (once it is set).
+    func hand(on queue: DispatchQueue) {
+        let work = state.withLock { state -> (@Sendable () -> Void)? in
+            defer { state.work = nil }
+            state.handed = true
+            return state.work
+        }
+        if let work { queue.async(execute: work) }
     }
 }

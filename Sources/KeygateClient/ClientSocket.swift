@@ -5,13 +5,14 @@ import KeygateStore
 import Synchronization
 
 /// One connected Unix stream socket to `keygated`, read and written in whole frames with
-/// deadlines. Not thread-safe by itself: ``ClientConnection`` serialises its use, except
+/// deadlines. Not thread-safe by itself: only the holder of ``ClientConnection``'s line reads
+/// (on the caller's thread or the connection's queue), except
 /// ``send(_:requestID:)``, which takes a lock so a cancel can be written while a request waits.
 final class ClientSocket: @unchecked Sendable {
     let path: String
     // Written once in init; closed once in deinit.
     private let fd: Int32
-    // Used by the one exchange running at a time (ClientConnection's queue).
+    // Used by the one exchange running at a time (the holder of ClientConnection's line).
     private var decoder = FrameDecoder(maximumLength: FrameLimits.hardMaximumLength)
     private var pending: [Frame] = []
     // The receive timeout last set on the socket (none yet: the kernel's default, forever).
@@ -125,6 +126,34 @@ final class ClientSocket: @unchecked Sendable {
             }
             if pending.isEmpty && Self.milliseconds() >= deadline {
                 throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
+            }
+        }
+        return pending.removeFirst()
+    }
+
+    /// The next frame when one comes whole within `milliseconds`; nil when none has (the bytes
+    /// of a frame that came in part stay for the next read). Never waits longer than that.
+    /// - Throws: `errSecNotAvailable`, naming the socket, when the daemon closes the connection
+    ///   or sends bytes that are not a frame.
+    func receive(withinMilliseconds milliseconds: Int32) throws(KeygateError) -> Frame? {
+        guard pending.isEmpty else { return pending.removeFirst() }
+        let deadline = Self.milliseconds() + Int(milliseconds)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        defer { SecretData.wipe(&buffer) }
+        while pending.isEmpty {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(clamping: max(0, deadline - Self.milliseconds())))
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 { return nil }
+            let count = ready < 0 ? -1 : recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+            guard count > 0 else {
+                throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
+            }
+            do throws(ProtocolError) {
+                pending += try decoder.append(buffer[0..<count])
+            } catch {
+                throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
             }
         }
         return pending.removeFirst()

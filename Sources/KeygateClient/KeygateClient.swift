@@ -8,7 +8,9 @@ public import KeygateProtocol
 /// caller from the kernel, never from anything this client says).
 ///
 /// - One connection, one request in flight: calls from several tasks are safe and run one
-///   after another, in the order they were made.
+///   after another, in the order they were made. A call on an idle connection waits for its
+///   reply on its own thread for at most 2 ms; the rest of a longer exchange (a prompt, a
+///   late reply) and calls made meanwhile run on the connection's serial queue.
 /// - Errors are the embedded facade's: the daemon's error frames carry the status, so a
 ///   refusal is the same `KeygateError` (`errSecItemNotFound`, `errSecDuplicateItem`,
 ///   `errSecParam`, …). A daemon that is not running, refuses the connection, goes away or

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// Runs async facade calls on the calling thread (a connection's request worker) and waits for
+/// Runs async facade calls on the calling thread (a connection's own thread) and waits for
 /// them there, so a slow call blocks that connection only, never the accept loop or the
 /// concurrency pool's other work.
 ///

@@ -5,27 +5,29 @@ import KeygateProtocol
 import KeygateStore
 import Synchronization
 
-/// One client connection. Its reading thread reads frames with a deadline (the idle timeout,
-/// set as the socket's receive timeout and not counted while a request is in flight: a prompt
-/// may wait longer), decodes them and checks their order *before* anything acts on them. Requests run one at a time on the
-/// connection's own ``RequestWorker`` thread, so the reading thread keeps serving the
-/// request's `promptAnswer` and `cancel` frames and sees a disconnect at once (which ends a
-/// waiting prompt, hence its PAM transaction). Frames are written whole under the ``Wire``'s
-/// lock, with a send timeout.
+/// One client connection, served by one thread. That thread reads frames with a deadline (the
+/// idle timeout, set as the socket's receive timeout: one `recv` per read, no poll before it),
+/// decodes them and checks their order *before* anything acts on them, then runs each request
+/// itself and writes its reply: a plain request costs no thread hand-off in the daemon. While
+/// a request runs, this thread does not read; the request's prompt waiter (``PromptRelay``,
+/// on the PAM thread) reads the request's `promptAnswer`, `cancel` or the disconnect itself,
+/// and first reads, without waiting, whatever came before its prompt. Frames are written whole
+/// under the ``Wire``'s lock, with a send timeout.
 ///
 /// Any protocol error, a stalled reader or writer, or an idle timeout ends this connection
 /// only: an error frame (request id 0, with the status) when it can still be sent, then close
-/// (after the request in flight, if any, has ended). Nothing a connection sends reaches the
-/// facade except a fully decoded, in-order request.
+/// (after the request in flight, if any, has ended). Time spent in a request (a prompt may wait
+/// longer) is never counted as idle. Nothing a connection sends reaches the facade except a
+/// fully decoded, in-order request.
 final class Connection: Sendable {
     private let identity: PeerIdentity
     private let pidfd: Int32
     private let keychains: UserKeychains
     private let configuration: Configuration
+    private let reader: FrameReader
     private let wire: Wire
     private let relay: PromptRelay
-    private let worker = RequestWorker()
-    /// Set by hello, on the reading thread, before any request can run.
+    /// Set by hello, before any request can run (all on the connection's thread).
     private let keychain = Mutex<Keychain?>(nil)
 
     init(socket: Int32, identity: PeerIdentity, pidfd: Int32, keychains: UserKeychains, configuration: Configuration) {
@@ -33,20 +35,19 @@ final class Connection: Sendable {
         self.pidfd = pidfd
         self.keychains = keychains
         self.configuration = configuration
+        self.reader = FrameReader(socket: socket, maximumFrameLength: configuration.maximumFrameLength)
         self.wire = Wire(
             socket: socket, maximumFrameLength: configuration.maximumFrameLength,
             who: "uid \(identity.uid) pid \(identity.pid)")
-        self.relay = PromptRelay(wire: wire, timeoutSeconds: configuration.promptTimeoutSeconds)
+        self.relay = PromptRelay(wire: wire, reader: reader, timeoutSeconds: configuration.promptTimeoutSeconds)
     }
 
     private var socket: Int32 { wire.socket }
 
-    /// Serves until the client leaves or breaks the protocol; ends the request in flight (a
-    /// waiting prompt answers as cancelled), then closes the socket and the pidfd.
+    /// Serves until the client leaves or breaks the protocol, then closes the socket and the
+    /// pidfd (a request in flight has ended by then: it runs on this thread).
     func serve() {
         defer {
-            relay.disconnect()
-            worker.stop()
             close(pidfd)
             close(socket)
         }
@@ -55,51 +56,36 @@ final class Connection: Sendable {
         // The idle timeout bounds each read itself (one recv per frame, no poll before it).
         var idle = timeval(tv_sec: configuration.idleTimeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
-        var decoder = FrameDecoder(maximumLength: configuration.maximumFrameLength)
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        defer { SecretData.wipe(&buffer) }
         while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                // A request in flight (perhaps waiting on a prompt) is not idleness.
-                if decoder.bufferedCount == 0 && wire.inFlight != nil { continue }
-                let what = decoder.bufferedCount > 0 ? "a half-sent frame" : "no request"
+            switch reader.next() {
+            case .frame(var frame):
+                defer { frame.wipe() }
+                guard handle(frame) else { return }
+            case .timedOut(let halfFrame):
+                let what = halfFrame ? "a half-sent frame" : "no request"
                 end(
                     KeygateError(
                         .interactionNotAllowed, "idle timeout: \(what) for \(configuration.idleTimeoutSeconds) s"))
                 return
-            }
-            if count <= 0 {
-                do throws(ProtocolError) {
-                    try decoder.finish()
-                } catch {
-                    refuse(error)
-                }
+            case .closed:
                 return
-            }
-            let frames: [Frame]
-            do throws(ProtocolError) {
-                frames = try decoder.append(buffer[0..<count])
-            } catch {
-                refuse(error)
+            case .broken(let error):
+                wire.refuse(error)
                 return
-            }
-            for var frame in frames {
-                defer { frame.wipe() }
-                guard handle(frame) else { return }
             }
         }
     }
 
     /// Acts on one frame; false when the connection is to end.
     private func handle(_ frame: Frame) -> Bool {
+        // The answer to a prompt that timed out, sent as the reply crossed it: dropped.
+        if relay.isLateAnswer(frame) { return true }
         let message: Message
         do throws(ProtocolError) {
             try wire.accept(frame)
             message = try Message(frame)
         } catch {
-            refuse(error)
+            wire.refuse(error)
             return false
         }
         let handler = RequestHandler(identity: identity, keychains: keychains, relay: relay)
@@ -112,42 +98,30 @@ final class Connection: Sendable {
             }
             self.keychain.withLock { $0 = keychain }
             return wire.reply(answer, requestID: frame.requestID)
-        case .cancel:
-            relay.cancel()
-            return true
-        case .promptAnswer(let answer):
-            relay.deliver(answer)
+        case .cancel, .promptAnswer:
+            // Between requests only a cancel that crossed its request's reply passes the order
+            // check (a prompt is answered while its request runs): it changes nothing.
             return true
         default:
-            return start(message, requestID: frame.requestID, handler: handler)
+            return run(message, requestID: frame.requestID, handler: handler)
         }
     }
 
-    /// Hands a request to the worker; its reply is sent from there.
-    private func start(_ message: Message, requestID: UInt32, handler: RequestHandler) -> Bool {
+    /// Runs a request on this thread and sends its reply; false when the connection is to end
+    /// (the client left or broke the protocol while the request read the socket).
+    private func run(_ message: Message, requestID: UInt32, handler: RequestHandler) -> Bool {
         guard let keychain = keychain.withLock({ $0 }) else { return false }
         relay.begin(
             PromptRelay.Scope(
                 requestID: requestID, reuseSeconds: RelayedRequest.reuseSeconds(message),
                 pidfd: pidfd))
-        let relay = self.relay
-        let wire = self.wire
-        let timeout = configuration.promptTimeoutSeconds
-        let started = worker.submit {
-            let reply = handler.reply(to: message, keychain: keychain)
-            wire.reply(RelayedRequest.final(reply, ending: relay.finish(), timeout: timeout), requestID: requestID)
-        }
-        guard started else {
-            _ = relay.finish()
-            end(KeygateError(.allocate, "no thread for the request"))
-            return false
-        }
-        return true
-    }
-
-    private func refuse(_ error: ProtocolError) {
-        Log.line("uid \(identity.uid) pid \(identity.pid): \(error); connection closed")
-        wire.fail(.error(status: error.status, message: error.description))
+        let reply = handler.reply(to: message, keychain: keychain)
+        let ending = relay.finish()
+        let loss = relay.loss
+        // After a refused frame the error frame was the connection's last word.
+        if loss == .refused { return false }
+        let final = RelayedRequest.final(reply, ending: ending, timeout: configuration.promptTimeoutSeconds)
+        return wire.reply(final, requestID: requestID) && loss == nil
     }
 
     private func end(_ error: KeygateError) {

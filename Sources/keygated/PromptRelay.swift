@@ -1,4 +1,3 @@
-import Dispatch
 import KeygatePAM
 import KeygatePolicy
 import KeygateProtocol
@@ -7,19 +6,24 @@ import Synchronization
 
 /// The PAM conversation of one connection, relayed over its socket: a ``PassphraseSource``
 /// that sends each PAM prompt as a `prompt` frame under the id of the request in flight and
-/// waits (on the PAM thread, never on the reading thread or the concurrency pool) for that
-/// request's `promptAnswer`, its `cancel`, the client's disconnect, or `prompt-timeout`.
+/// then reads the socket itself (on the PAM thread; the connection's thread is running the
+/// request and waits for it), polling for at most `prompt-timeout` seconds:
 ///
-/// - an answer goes to PAM (copied once into a wiped-on-release ``Passphrase``; the frame's
-///   ``SecretData`` are wiped when released);
-/// - a cancel or a disconnect answers nil: the module aborts, the transaction ends (`pam_end`)
-///   and the request is `errSecUserCanceled`; every later prompt of that request is refused
-///   at once;
+/// - a `promptAnswer` goes to PAM (copied once into a wiped-on-release ``Passphrase``; the
+///   frame's ``SecretData`` are wiped when released);
+/// - a `cancel`, or the client's disconnect, answers nil: the module aborts, the transaction
+///   ends (`pam_end`) and the request is `errSecUserCanceled`; every later prompt of that
+///   request is refused at once;
 /// - no answer in time answers nil too, and marks the request ``Ending/timedOut``: the
-///   connection reports `errSecInteractionNotAllowed` instead of the cancel.
+///   connection reports `errSecInteractionNotAllowed` instead of the cancel;
+/// - any other frame is out of order: the connection ends with an error frame, and the
+///   request as cancelled.
 ///
-/// Info and error messages (PAM_TEXT_INFO, PAM_ERROR_MSG) are sent as prompt styles 4 and 3
-/// without waiting; they expect no answer.
+/// Before each prompt, and before each info or error message (PAM_TEXT_INFO, PAM_ERROR_MSG,
+/// sent as prompt styles 4 and 3 without waiting; they expect no answer), the frames that
+/// have already come are read without waiting, so a `cancel` sent before any prompt (while
+/// the facade evaluated, or a module worked without a conversation) ends the request at its
+/// first prompt.
 final class PromptRelay: PassphraseSource {
     /// Why a request's prompt ended without an answer, when the status must say so.
     enum Ending: Sendable, Equatable {
@@ -27,6 +31,14 @@ final class PromptRelay: PassphraseSource {
         case timedOut
         /// No prompt slot was free (`max-prompts`, `max-prompts-per-user`).
         case overLimit
+    }
+
+    /// How the connection itself fared while a request read its socket.
+    enum Loss: Sendable, Equatable {
+        /// The client closed its end (or the socket failed).
+        case disconnected
+        /// The client broke the protocol; the error frame has been sent.
+        case refused
     }
 
     /// What the request in flight may reuse and where it runs.
@@ -39,43 +51,37 @@ final class PromptRelay: PassphraseSource {
         var pidfd: Int32
     }
 
-    private enum Delivery: Sendable {
-        case answer(Passphrase)
-        case cancel
-    }
-
     private struct State: Sendable {
         var scope: Scope?
-        /// The semaphore a waiting prompt sleeps on, and what was delivered to it.
-        var waiting: DispatchSemaphore?
-        var delivery: Delivery?
         /// The request was cancelled, or the client left: no more prompts for it.
         var ended = false
-        var disconnected = false
+        var loss: Loss?
         var ending: Ending?
+        /// The last request whose prompt went unanswered in time: its answer may still come.
+        var timedOut: UInt32?
         /// Factors whose proof in the request's context came from ``ProofCache`` (no PAM ran
         /// for them in this request), for the audit record.
         var reused = FactorSet()
     }
 
     private let wire: Wire
+    private let reader: FrameReader
     private let timeoutSeconds: Int
     private let state = Mutex(State())
 
-    init(wire: Wire, timeoutSeconds: Int) {
+    init(wire: Wire, reader: FrameReader, timeoutSeconds: Int) {
         self.wire = wire
+        self.reader = reader
         self.timeoutSeconds = timeoutSeconds
     }
 
     // MARK: - The connection's side
 
-    /// A request begins (called by the reading thread before the request is handed over).
+    /// A request begins (called by the connection's thread before it runs the request).
     func begin(_ scope: Scope) {
         state.withLock { state in
             state.scope = scope
-            state.ended = state.disconnected
-            state.delivery = nil
-            state.waiting = nil
+            state.ended = state.loss != nil
             state.ending = nil
             state.reused = FactorSet()
         }
@@ -87,12 +93,15 @@ final class PromptRelay: PassphraseSource {
             defer {
                 state.scope = nil
                 state.ending = nil
-                state.delivery = nil
                 state.reused = FactorSet()
             }
             return state.ending
         }
     }
+
+    /// Whether the client left or broke the protocol while a request read the socket (the
+    /// connection then ends after that request).
+    var loss: Loss? { state.withLock { $0.loss } }
 
     /// The scope of the request in flight.
     var scope: Scope? { state.withLock { $0.scope } }
@@ -107,30 +116,14 @@ final class PromptRelay: PassphraseSource {
     /// The request in flight proved `factors` through PAM: their proofs are fresh.
     func provedAfresh(_ factors: FactorSet) { state.withLock { $0.reused.subtract(factors) } }
 
-    /// A `promptAnswer` arrived (the sequence check already matched it to the outstanding
-    /// prompt). A late answer, after a timeout, is dropped and wiped.
-    func deliver(_ answer: SecretData?) {
-        let passphrase = answer.map { bytes in bytes.withUnsafeBytes { Passphrase(bytes: $0) } }
-        state.withLock { state in
-            guard let waiting = state.waiting, state.delivery == nil else { return }
-            state.delivery = passphrase.map(Delivery.answer) ?? .cancel
-            waiting.signal()
-        }
-    }
-
-    /// The client cancelled the request in flight.
-    func cancel() { end(disconnected: false) }
-
-    /// The client left (or the connection is closing): any waiting prompt ends now.
-    func disconnect() { end(disconnected: true) }
-
-    private func end(disconnected: Bool) {
-        state.withLock { state in
-            state.ended = true
-            if disconnected { state.disconnected = true }
-            guard let waiting = state.waiting, state.delivery == nil else { return }
-            state.delivery = .cancel
-            waiting.signal()
+    /// Whether `frame` (read by the connection's thread after the request's reply) is the
+    /// answer to a prompt that timed out, sent before the client saw the reply: it is dropped
+    /// (and wiped) instead of breaking the order.
+    func isLateAnswer(_ frame: Frame) -> Bool {
+        guard frame.type == .promptAnswer else { return false }
+        return state.withLock { state in
+            defer { state.timedOut = nil }
+            return state.timedOut == frame.requestID
         }
     }
 
@@ -140,34 +133,112 @@ final class PromptRelay: PassphraseSource {
     // MARK: - PassphraseSource (the PAM thread's side)
 
     func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
-        let semaphore = DispatchSemaphore(value: 0)
-        let requestID: UInt32? = state.withLock { state in
-            guard let scope = state.scope, !state.ended else { return nil }
-            state.waiting = semaphore
-            state.delivery = nil
-            return scope.requestID
-        }
-        guard let requestID else { return nil }
+        guard let requestID = openRequest(), readArrived() else { return nil }
         let style: PromptStyle = prompt.echo ? .echoOn : .echoOff
-        let sent = wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true)
-        let answered = sent && semaphore.wait(timeout: .now() + .seconds(timeoutSeconds)) == .success
-        return state.withLock { state -> Passphrase? in
-            defer {
-                state.waiting = nil
-                state.delivery = nil
-            }
-            guard answered, case .answer(let passphrase) = state.delivery else {
-                state.ended = true
-                if sent && state.delivery == nil { state.ending = .timedOut }
+        guard wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true) else {
+            state.withLock { $0.ended = true }
+            return nil
+        }
+        let deadline = FrameReader.monotonicMilliseconds() + Int64(timeoutSeconds) * 1000
+        while true {
+            switch reader.next(deadline: deadline) {
+            case .frame(var frame):
+                defer { frame.wipe() }
+                switch act(on: frame) {
+                case .answered(let passphrase): return passphrase
+                case .ended: return nil
+                case .carryOn: continue
+                }
+            case .timedOut:
+                state.withLock { state in
+                    state.ended = true
+                    state.ending = .timedOut
+                    state.timedOut = requestID
+                }
+                return nil
+            case .closed:
+                lose(.disconnected)
+                return nil
+            case .broken(let error):
+                wire.refuse(error)
+                lose(.refused)
                 return nil
             }
-            return passphrase
         }
     }
 
     func show(_ message: PAMMessage) {
-        guard let requestID = state.withLock({ $0.ended ? nil : $0.scope?.requestID }) else { return }
+        guard let requestID = openRequest(), readArrived() else { return }
         let style: PromptStyle = message.kind == .info ? .textInfo : .errorMessage
         _ = wire.prompt(.prompt(style: style, text: message.text), requestID: requestID, expectsAnswer: false)
+    }
+
+    // MARK: - Reading the socket for the request
+
+    private enum Outcome {
+        case answered(Passphrase)
+        case ended
+        case carryOn
+    }
+
+    /// The id of the request in flight, unless it may prompt no more.
+    private func openRequest() -> UInt32? {
+        state.withLock { state in state.ended ? nil : state.scope?.requestID }
+    }
+
+    /// Reads, without waiting, the frames that have come since the request began; false when
+    /// one of them ended it (a `cancel`, a disconnect, a frame out of order).
+    private func readArrived() -> Bool {
+        while true {
+            switch reader.next(deadline: 0) {
+            case .frame(var frame):
+                defer { frame.wipe() }
+                switch act(on: frame) {
+                case .answered, .ended: return false
+                case .carryOn: continue
+                }
+            case .timedOut: return true
+            case .closed:
+                lose(.disconnected)
+                return false
+            case .broken(let error):
+                wire.refuse(error)
+                lose(.refused)
+                return false
+            }
+        }
+    }
+
+    /// Checks `frame` against the order and acts on it: an answer (nil: a cancel), a cancel,
+    /// a late cancel (nothing), anything else a protocol error that ends the connection.
+    private func act(on frame: Frame) -> Outcome {
+        let message: Message
+        do throws(ProtocolError) {
+            try wire.accept(frame)
+            message = try Message(frame)
+        } catch {
+            wire.refuse(error)
+            lose(.refused)
+            return .ended
+        }
+        switch message {
+        case .promptAnswer(let answer?):
+            return .answered(answer.withUnsafeBytes { Passphrase(bytes: $0) })
+        case .promptAnswer(nil), .cancel:
+            state.withLock { $0.ended = true }
+            return .ended
+        default:
+            // The sequence check admits nothing else while a request is in flight.
+            wire.refuse(.outOfOrder("\(frame.type) while request \(frame.requestID) waits"))
+            lose(.refused)
+            return .ended
+        }
+    }
+
+    private func lose(_ loss: Loss) {
+        state.withLock { state in
+            state.ended = true
+            if state.loss == nil { state.loss = loss }
+        }
     }
 }

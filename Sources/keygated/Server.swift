@@ -1,4 +1,5 @@
 import CKeygated
+import Dispatch
 import Glibc
 import KeygatePolicy
 import KeygateProtocol
@@ -9,7 +10,8 @@ import Synchronization
 /// The socket is bound under a temporary name beside `PATH`, made mode 0666 (anyone local may
 /// connect; the daemon decides), put in listening state and only then renamed to `PATH`: the
 /// socket file existing means the daemon is ready. Each accepted connection gets its identity
-/// from the kernel and a thread of its own; connections beyond the global or the per-uid
+/// from the kernel and a thread of its own (the one that accepted it; threads are kept for
+/// later connections); connections beyond the global or the per-uid
 /// limit get an error frame (`errSecAllocate`) and are closed at once.
 final class Server: Sendable {
     private let path: String
@@ -17,6 +19,9 @@ final class Server: Sendable {
     private let configuration: Configuration
     private let counts = Mutex<(total: Int, perUser: [UInt32: Int])>((0, [:]))
     private let forcePidfdFallback: Bool
+    /// Connection threads waiting for the turn to accept, and the turn itself.
+    private let idle = Mutex(0)
+    private let acceptTurn = DispatchSemaphore(value: 0)
 
     init(path: String, keychains: UserKeychains, configuration: Configuration, forcePidfdFallback: Bool) {
         self.path = path
@@ -71,9 +76,25 @@ final class Server: Sendable {
         }
     }
 
-    /// Accepts forever.
+    /// Accepts forever, on this thread and the connection threads (leader and followers): the
+    /// thread that accepts a connection hands the turn to accept to an idle connection thread
+    /// (or starts one when none is idle) and serves the connection itself, so a connection
+    /// reaches its hello without a thread created or woken on its way. A thread whose
+    /// connection ended waits for the turn again; beyond ``idleThreads`` idle ones it ends.
     func run(listening fd: Int32) -> Never {
+        lead(fd, holdingTurn: true, mayEnd: false)
+        fatalError("the accepting thread never ends")
+    }
+
+    /// How many connection threads may wait idle for the turn to accept.
+    static let idleThreads = 8
+
+    /// One connection thread's life: take the turn, accept, hand the turn on, serve, repeat.
+    private func lead(_ fd: Int32, holdingTurn: Bool, mayEnd: Bool) {
+        var holding = holdingTurn
         while true {
+            if !holding { acceptTurn.wait() }
+            holding = true
             let client = keygated_accept(fd)
             if client < 0 {
                 if errno != EINTR { Log.line("accept failed (errno \(errno))") }
@@ -81,12 +102,35 @@ final class Server: Sendable {
                 continue
             }
             let accepted = keygated_boottime_ticks()
-            let started = Threads.detach { [self] in self.serve(client, acceptedTicks: accepted) }
-            if !started {
+            guard handTurnOn(fd) else {
+                // Nobody else could accept: this thread keeps the turn; the connection is refused.
                 Log.line("no thread for a new connection; closed")
                 close(client)
+                continue
             }
+            holding = false
+            serve(client, acceptedTicks: accepted)
+            let waits = idle.withLock { idle -> Bool in
+                guard !mayEnd || idle < Self.idleThreads else { return false }
+                idle += 1
+                return true
+            }
+            if !waits { return }
         }
+    }
+
+    /// Gives the turn to accept to an idle thread, or to a new one; false when none could be made.
+    private func handTurnOn(_ fd: Int32) -> Bool {
+        let wake = idle.withLock { idle -> Bool in
+            guard idle > 0 else { return false }
+            idle -= 1
+            return true
+        }
+        if wake {
+            acceptTurn.signal()
+            return true
+        }
+        return Threads.detach { [self] in lead(fd, holdingTurn: true, mayEnd: true) }
     }
 
     private func serve(_ client: Int32, acceptedTicks: UInt64) {

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Starts `body` on a detached POSIX thread of its own (one per connection).
+/// Starts `body` on a detached POSIX thread of its own (connection threads, the lock watcher).
 enum Threads {
     private final class Job: @unchecked Sendable {
         let body: @Sendable () -> Void

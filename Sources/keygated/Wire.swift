@@ -5,7 +5,7 @@ import KeygateStore
 import Synchronization
 
 /// The writing side of one connection and its order check, shared by the connection's
-/// reading thread, its request worker and the prompt relay (a PAM thread): every frame is
+/// thread and the prompt relay (a PAM thread, which also reads while a prompt waits): every frame is
 /// sent whole under one lock, and the ``ClientSequence`` is updated in the same critical
 /// section as the send, so a client that answers at once never races the daemon's own
 /// bookkeeping (a reply is recorded as finished before its bytes leave; a prompt as
@@ -53,6 +53,12 @@ final class Wire: Sendable {
     /// Sends a connection-level error (request id 0), best effort.
     func fail(_ message: Message) {
         sequence.withLock { _ in _ = send(message, requestID: 0) }
+    }
+
+    /// Logs `error` and sends it as the connection's error frame (the connection then ends).
+    func refuse(_ error: ProtocolError) {
+        Log.line("\(who): \(error); connection closed")
+        fail(.error(status: error.status, message: error.description))
     }
 
     /// Sends one frame (the caller holds the lock).

@@ -179,28 +179,46 @@ import Testing
         daemon.finish()
     }
 
+    /// One request in flight, answered in order, whatever path each call takes: calls that find
+    /// the connection idle write and wait on their own thread, and hand over to the queue when
+    /// the reply is late (some replies here come after the caller's wait) or a prompt comes
+    /// (some requests prompt); calls made meanwhile wait for the line. A second request written
+    /// before a reply, or a reply given to the wrong call, fails here.
     @Test func callsFromManyTasksGoOneAtATime() async throws {
-        let count = 40
+        let count = 60
         let daemon = try ScriptedDaemon { peer in
             try peer.greet()
             var last: UInt32 = 0
-            for _ in 0..<count {
+            for index in 0..<count {
                 let request = try peer.receive()
                 #expect(request.id > last)
                 last = request.id
                 // One request in flight: nothing more comes before this one is answered.
-                #expect(!peer.more(within: 5))
+                #expect(!peer.more(within: index % 4 == 0 ? 5 : 1))
                 guard case .delete(let query, _) = request.message else {
                     Issue.record("expected delete, got \(request.message)")
                     return
                 }
+                if index % 5 == 2 {
+                    try peer.send(.prompt(style: .echoOff, text: "Password: "), id: request.id)
+                    #expect(try peer.receive() == (request.id, .promptAnswer(SecretData("pw"))))
+                    #expect(!peer.more(within: 1))
+                }
+                if index % 3 == 1 {
+                    // Later than the caller's own wait (2 ms): the rest of the exchange is the queue's.
+                    usleep(10_000)
+                }
                 try peer.send(Message(KeygateError(.itemNotFound, query.account ?? "")), id: request.id)
             }
         }
-        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let client = try KeygateClient(
+            socketPath: daemon.path, accessGroups: ["g"],
+            passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
         let answers = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<count {
                 group.addTask {
+                    // Some calls start at once, some while others wait, some when all is idle.
+                    if index % 7 == 3 { try? await Task.sleep(nanoseconds: UInt64(index) * 300_000) }
                     do throws(KeygateError) {
                         try await client.delete(ItemQuery(account: "\(index)"))
                         return false
@@ -213,6 +231,59 @@ import Testing
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(answers == count)
+        daemon.finish()
+    }
+
+    /// Calls one after another from one task: each finds the connection idle; a reply within
+    /// the caller's wait, a late one and a prompted one all reach the right call.
+    @Test func sequentialCallsOnAnIdleConnectionGetTheirOwnReplies() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            for index in 0..<9 {
+                let request = try peer.receive()
+                if index % 3 == 1 { usleep(20_000) }
+                if index % 3 == 2 {
+                    try peer.send(.prompt(style: .echoOff, text: "Password: "), id: request.id)
+                    #expect(try peer.receive() == (request.id, .promptAnswer(SecretData("pw"))))
+                }
+                try peer.send(Message(KeygateError(.itemNotFound, "\(index)")), id: request.id)
+            }
+        }
+        let client = try KeygateClient(
+            socketPath: daemon.path, accessGroups: ["g"],
+            passphraseSource: ProgrammaticPassphraseSource(passphrase: "pw"))
+        for index in 0..<9 {
+            let error = await #expect(throws: KeygateError.self) { try await client.delete(ItemQuery(account: "x")) }
+            #expect(error?.message == "\(index)")
+        }
+        daemon.finish()
+    }
+
+    /// A call waiting for the line behind one in flight, whose task is cancelled before its
+    /// turn, is never written: the daemon's next request is the call made after it.
+    @Test func aQueuedCallCancelledBeforeItsTurnIsNeverSent() async throws {
+        let daemon = try ScriptedDaemon { peer in
+            try peer.greet()
+            let first = try peer.receive()
+            #expect(first.message == .delete(ItemQuery(account: "a"), reuseSeconds: 0))
+            usleep(300_000)
+            try peer.send(Message(KeygateError(.itemNotFound, "a")), id: first.id)
+            let next = try peer.receive()
+            #expect(next.message == .delete(ItemQuery(account: "c"), reuseSeconds: 0))
+            try peer.send(Message(KeygateError(.itemNotFound, "c")), id: next.id)
+        }
+        let client = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"])
+        let first = Task { try await client.delete(ItemQuery(account: "a")) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let queued = Task { try await client.delete(ItemQuery(account: "b")) }
+        try await Task.sleep(nanoseconds: 20_000_000)
+        queued.cancel()
+        let answered = await #expect(throws: KeygateError.self) { try await first.value }
+        #expect(answered?.message == "a")
+        let cancelled = await #expect(throws: KeygateError.self) { try await queued.value }
+        #expect(cancelled?.status == .userCanceled)
+        let next = await #expect(throws: KeygateError.self) { try await client.delete(ItemQuery(account: "c")) }
+        #expect(next?.message == "c")
         daemon.finish()
     }
 

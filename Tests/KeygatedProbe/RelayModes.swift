@@ -10,6 +10,7 @@ import KeygateStore
 //   relay silent SERVICE ACCOUNT          never answers (waits for the daemon's verdict)
 //   relay fail SERVICE ACCOUNT - [REUSE]  reads with authenticationUI fail (may not prompt)
 //   relay hang SERVICE ACCOUNT            prints "hanging pid=N" at the first prompt and sleeps until killed
+//   relay intrude SERVICE ACCOUNT         sends another request (status) at the first prompt: out of order
 //   lock                                  sends lock; prints "ok"
 // Each relay mode prints "prompt STYLE TEXT" per prompt frame, then the value, or "error STATUS MESSAGE"
 // (exit 1), or "connection closed" (exit 2).
@@ -79,6 +80,7 @@ struct RelayClient {
                 switch mode {
                 case "answer": send(.promptAnswer(SecretData(bytes: Array((answer ?? "").utf8))), id: id)
                 case "cancel": send(.cancel, id: id)
+                case "intrude": send(.status, id: id + 1)
                 case "hang":
                     print("hanging pid=\(getpid())")
                     fflush(nil)

@@ -58,6 +58,23 @@ import Testing
         #expect(read.lines.last?.hasPrefix("error -128") == true, "\(read.output)")
     }
 
+    /// While a prompt waits, its own thread reads the connection: a frame other than the answer
+    /// or a cancel (here a second request) is out of order, so the connection ends with an
+    /// error frame (errSecBadReq), the PAM transaction ends, and the next connection is served.
+    @Test func anotherRequestWhileAPromptWaitsEndsTheConnectionWithAnErrorFrame() throws {
+        let world = try RelayFixture(config: "prompt-timeout = 20\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let started = Date()
+        let read = try world.relay(as: a, "intrude", "gated", "me")
+        #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
+        #expect(read.lines.last?.hasPrefix("error -909 ") == true, "\(read.output)")
+        #expect(!read.output.contains("the-value"))
+        #expect(Date().timeIntervalSince(started) < 10, "ended at once, not at the prompt timeout")
+        #expect(try world.relay(as: a, "answer", "gated", "me", answer: "pass-a").lines.last == "the-value")
+        #expect(world.daemon.isRunning)
+    }
+
     @Test func noAnswerWithinThePromptTimeoutIsErrSecInteractionNotAllowed() throws {
         let world = try RelayFixture(config: "prompt-timeout = 1\n")
         try world.daemon.start()

@@ -6,17 +6,18 @@ import KeygatePolicy
 import KeygateStore
 import Testing
 
-/// The daemon's per-request hand-offs (issue 15's broker row): a plain request runs on its
-/// connection's request thread from start to reply. Its facade call used to hop to the Swift
-/// concurrency pool and back (two thread wake-ups per request, and pool threads in the
-/// daemon); now the call's task prefers an executor the request thread drains itself.
+/// The daemon's per-request hand-offs (issue 15's broker rows): a plain request runs on the
+/// thread that read it, from start to reply. Its facade call used to hop to the Swift
+/// concurrency pool and back, and later to a second, per-connection request thread (a
+/// semaphore wake-up per request); now the connection has one thread, and the call's task
+/// prefers an executor that thread drains itself.
 @Suite struct RequestThreadTests {
     /// The threads of process `pid` now.
     static func threads(of pid: Int32) throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count
     }
 
-    @Test func plainRequestsRunOnTheConnectionsOwnTwoThreadsOnly() async throws {
+    @Test func plainRequestsRunOnTheConnectionsOneThreadOnly() async throws {
         let daemon = try ClientContractTests.daemon()
         let pid = try #require(daemon.process?.processIdentifier)
         let before = try Self.threads(of: pid)
@@ -31,8 +32,8 @@ import Testing
         try await client.update(
             ItemQuery(service: "s", account: "a"), changes: ItemChanges(data: SecretData("w")), context: nil)
         #expect(try await client.copyMatching(query, context: nil).first?.data == SecretData("w"))
-        // The connection's reading thread and its request thread; no concurrency-pool thread.
-        #expect(try Self.threads(of: pid) == before + 2, "\(daemon.log)")
+        // The connection's one thread: no request thread, no concurrency-pool thread.
+        #expect(try Self.threads(of: pid) == before + 1, "\(daemon.log)")
         client.close()
         #expect(daemon.isRunning)
     }

@@ -1,0 +1,96 @@
+import Glibc
+import KeygateProtocol
+import KeygateStore
+import Synchronization
+
+/// The reading side of one connection: its socket's bytes decoded into frames, handed out in
+/// order. One thread reads at a time: the connection's thread between requests, and, while
+/// that thread runs a request, the request's prompt waiter (``PromptRelay``, on a PAM
+/// thread), which reads the `promptAnswer`, `cancel` or disconnect itself. Frames decoded
+/// from one read beyond the first stay queued here for whoever reads next (a request and its
+/// `cancel` written together). Bytes read and frames never handed out are wiped.
+final class FrameReader: Sendable {
+    /// What one ``next(deadline:)`` found.
+    enum Read: Sendable {
+        /// The next frame, in order.
+        case frame(Frame)
+        /// Nothing whole came in time; `halfFrame`: part of a frame did.
+        case timedOut(halfFrame: Bool)
+        /// The client closed its end (or the socket failed).
+        case closed
+        /// Bytes that are not a frame: the connection is to end with this error.
+        case broken(ProtocolError)
+    }
+
+    private struct State: Sendable {
+        var decoder: FrameDecoder
+        /// One read's bytes: 16 KiB (a larger frame takes several reads; zeroing and wiping 64
+        /// KiB per connection showed in the connection's profile).
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var pending: [Frame] = []
+        var closed = false
+    }
+
+    let socket: Int32
+    private let state: Mutex<State>
+
+    init(socket: Int32, maximumFrameLength: Int) {
+        self.socket = socket
+        self.state = Mutex(State(decoder: FrameDecoder(maximumLength: maximumFrameLength)))
+    }
+
+    deinit {
+        state.withLock { state in
+            SecretData.wipe(&state.buffer)
+            for index in state.pending.indices { state.pending[index].wipe() }
+        }
+    }
+
+    /// The next frame. With no `deadline` (a ``monotonicMilliseconds()`` value), one blocking
+    /// `recv` per read, bounded by the socket's receive timeout (the idle timeout); with one,
+    /// a `poll` until then before each read (a deadline already past: only what has come).
+    func next(deadline: Int64? = nil) -> Read {
+        state.withLock { state -> Read in
+            while true {
+                if !state.pending.isEmpty { return .frame(state.pending.removeFirst()) }
+                if state.closed { return .closed }
+                if let deadline {
+                    var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                    let wait = Int32(clamping: max(0, deadline - Self.monotonicMilliseconds()))
+                    let ready = poll(&poller, 1, wait)
+                    if ready < 0 && errno == EINTR { continue }
+                    if ready == 0 { return .timedOut(halfFrame: state.decoder.bufferedCount > 0) }
+                    if ready < 0 { return .closed }
+                }
+                let count = recv(socket, &state.buffer, state.buffer.count, deadline == nil ? 0 : Int32(MSG_DONTWAIT))
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    // Polled and woken for nothing: poll again, until the deadline.
+                    if deadline != nil { continue }
+                    return .timedOut(halfFrame: state.decoder.bufferedCount > 0)
+                }
+                if count <= 0 {
+                    state.closed = true
+                    do throws(ProtocolError) {
+                        try state.decoder.finish()
+                    } catch {
+                        return .broken(error)
+                    }
+                    return .closed
+                }
+                do throws(ProtocolError) {
+                    state.pending = try state.decoder.append(state.buffer[0..<count])
+                } catch {
+                    return .broken(error)
+                }
+            }
+        }
+    }
+
+    /// Milliseconds on the monotonic clock, for ``next(deadline:)``.
+    static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
