@@ -303,9 +303,11 @@ final class ClientConnection: Sendable {
             }
             reply = asked.take().map { p in .promptAnswer(p.withUnsafeBytes { SecretData(bytes: $0) }) } ?? .cancel
         } else {
+            // A message expects nothing back (the daemon would take a frame now as the answer
+            // to its next prompt, or as out of order): it is shown, and the wait goes on.
             let kind: PAMMessage.Kind = style == .errorMessage ? .error : .info
             passphraseSource?.show(PAMMessage(kind: kind, text: text, service: "keygated"))
-            reply = .promptAnswer(nil)
+            return nil
         }
         let cancelled = state.withLock { state -> Bool in
             let cancelled = state.inFlight?.cancelled ?? false

@@ -59,9 +59,6 @@ final class PromptRelay: PassphraseSource {
         var ending: Ending?
         /// The last request whose prompt went unanswered in time: its answer may still come.
         var timedOut: UInt32?
-        /// Factors whose proof in the request's context came from ``ProofCache`` (no PAM ran
-        /// for them in this request), for the audit record.
-        var reused = FactorSet()
     }
 
     private let wire: Wire
@@ -83,7 +80,6 @@ final class PromptRelay: PassphraseSource {
             state.scope = scope
             state.ended = state.loss != nil
             state.ending = nil
-            state.reused = FactorSet()
         }
     }
 
@@ -93,7 +89,6 @@ final class PromptRelay: PassphraseSource {
             defer {
                 state.scope = nil
                 state.ending = nil
-                state.reused = FactorSet()
             }
             return state.ending
         }
@@ -105,16 +100,6 @@ final class PromptRelay: PassphraseSource {
 
     /// The scope of the request in flight.
     var scope: Scope? { state.withLock { $0.scope } }
-
-    /// The factors whose proof the request in flight took from ``ProofCache``, and has not
-    /// proved afresh since.
-    var reusedFactors: FactorSet { state.withLock { $0.reused } }
-
-    /// The request in flight counts remembered proofs of `factors` (its context holds them).
-    func reused(_ factors: FactorSet) { state.withLock { $0.reused.formUnion(factors) } }
-
-    /// The request in flight proved `factors` through PAM: their proofs are fresh.
-    func provedAfresh(_ factors: FactorSet) { state.withLock { $0.reused.subtract(factors) } }
 
     /// Whether `frame` (read by the connection's thread after the request's reply) is the
     /// answer to a prompt that timed out, sent before the client saw the reply: it is dropped

@@ -12,8 +12,8 @@ import Testing
 
     /// A daemon with PAM (the fixture keeps the ``RelayFixture`` alive: releasing it stops the
     /// daemon), user A's `userPresence` item added through the CLI.
-    static func world(config: String = "") throws -> CLIFixture {
-        let world = try RelayFixture(config: config)
+    static func world(config: String = "", chatty: Bool = false) throws -> CLIFixture {
+        let world = try RelayFixture(config: config, chatty: chatty)
         try world.daemon.start()
         let cli = CLIFixture(daemon: world.daemon, owner: world)
         let added = try cli.run(
@@ -28,6 +28,19 @@ import Testing
         let read = try cli.run(as: Self.a, Self.get, answers: .lines([RelayFixture.passwords[Self.a]!]))
         #expect(read.status == 0, "\(read.stderr)")
         #expect(read.stdout == "the-value")
+    }
+
+    /// A PAM stack that shows an info and an error message before it asks (as pam_fprintd and
+    /// pam_faillock do): the messages reach the terminal's side unanswered, and the passphrase
+    /// still answers the prompt after them. (KeygateClient used to acknowledge each message with
+    /// an empty answer, which the daemon took as out of order and ended the connection.)
+    @Test func moduleMessagesBeforeThePromptAreShownAndTheRightPassphraseStillReads() throws {
+        let cli = try Self.world(chatty: true)
+        let read = try cli.run(as: Self.a, Self.get, answers: .lines([RelayFixture.passwords[Self.a]!]))
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == "the-value")
+        let wrong = try cli.run(as: Self.a, Self.get, answers: .lines(["wrong"]))
+        #expect(wrong.status == 5, "\(wrong.stderr)")
     }
 
     @Test func aWrongPassphraseIsExit5() throws {
