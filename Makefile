@@ -3,7 +3,7 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev libsystemd-dev procps \
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libsystemd-dev procps \
   mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall release startup-bench
@@ -50,7 +50,7 @@ test: deps
 # a directory of links to the archives the C compiler finds, searched before the system's
 # shared libraries; a missing archive leaves that library shared), and libpam is opened only
 # when a command authenticates, so a plain `get` maps only glibc beside the executable.
-STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libstdc++.a; do \
+STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libnettle.a libstdc++.a; do \
   found=$$($${CC:-cc} -print-file-name=$$archive); \
   if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
   done; echo $(CURDIR)/.build/static-libs)

@@ -37,9 +37,11 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
         // streaming verifier and redaction.
-        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium", "CAuditHash"]),
-        // SHA-256 on the x86-64 SHA extensions for the audit chain (libsodium's where they are missing).
-        .target(name: "CAuditHash"),
+        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium", "CNettle"]),
+        // Nettle (Debian nettle-dev): module map and shim header only. Its SHA-256 picks the
+        // processor's SHA instructions at run time (libsodium's is portable C, about five times
+        // slower per byte), for the audit chain; libsodium keeps HMAC and randomness.
+        .systemLibrary(name: "CNettle", providers: [.apt(["nettle-dev"])]),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
         .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateAudit", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.

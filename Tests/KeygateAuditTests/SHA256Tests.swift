@@ -3,8 +3,8 @@ import Testing
 
 @testable import KeygateAudit
 
-/// Issue 10 point 1: the chain's SHA-256 runs on the processor's SHA instructions where it has
-/// them (CAuditHash) and must give exactly libsodium's digest, or every trail would break.
+/// Issue 10 point 1: the chain's SHA-256 (Nettle's, on the processor's SHA instructions where it
+/// has them) must give exactly the standard digest, and libsodium's, or every trail would break.
 @Suite struct SHA256Tests {
     /// FIPS 180-4's examples: the empty message, "abc", and the two-block 448-bit message.
     @Test func givesTheStandardDigests() {

@@ -1,10 +1,11 @@
-internal import CAuditHash
+internal import CNettle
 internal import CSodium
 
-/// The libsodium calls the audit trail makes (SHA-256 for the chain, HMAC-SHA-256 for
-/// redaction, random genesis values), with its C types kept inside this file. The chain's
-/// SHA-256 runs on the processor's SHA instructions where it has them (CAuditHash), else
-/// libsodium's.
+/// The C calls the audit trail makes, with their C types kept inside this file: SHA-256 for the
+/// chain from Nettle (which picks the processor's SHA instructions at run time, several times
+/// faster per byte than libsodium's portable C: a trail is hashed line by line as it is written
+/// and again, whole, by every `audit verify`), HMAC-SHA-256 for redaction and random genesis
+/// values from libsodium.
 ///
 /// KeygatePolicy keeps its own small pure-Swift SHA-256 for enrollment-set hashes: it has no
 /// C dependency by design (the engine builds and is tested without libsodium), and those
@@ -27,31 +28,26 @@ package enum AuditCrypto {
 
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.
     package static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
-        initialize()
         let input = bytes.bindMemory(to: UInt8.self)
-        // The digest on the stack, and its hex digits written straight into the string.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(crypto_hash_sha256_BYTES)) { digest in
-            // The processor's SHA instructions where it has them (several times faster than
-            // libsodium's portable code, the same digest: SHA256Tests), else libsodium.
-            if keygate_sha256(digest.baseAddress!, input.baseAddress, input.count) != 0 {
-                let result = crypto_hash_sha256(digest.baseAddress!, input.baseAddress, UInt64(input.count))
-                precondition(result == 0, "crypto_hash_sha256 failed")
-            }
+        // The context and the digest on the stack, and the digest's hex digits written straight
+        // into the string.
+        var context = sha256_ctx()
+        nettle_sha256_init(&context)
+        nettle_sha256_update(&context, input.count, input.baseAddress)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(SHA256_DIGEST_SIZE)) { digest in
+            nettle_sha256_digest(&context, Int(SHA256_DIGEST_SIZE), digest.baseAddress!)
             return hexString(UnsafeBufferPointer(digest))
         }
     }
 
-    /// The SHA-256 of `bytes` from libsodium alone, as 64 lowercase hexadecimal digits (to check
-    /// `sha256Hex` against).
+    /// The SHA-256 of `bytes` from libsodium, as 64 lowercase hexadecimal digits (a second,
+    /// independent implementation to check `sha256Hex` against).
     package static func libsodiumSHA256Hex(_ bytes: [UInt8]) -> String {
         initialize()
         var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         precondition(crypto_hash_sha256(&digest, bytes, UInt64(bytes.count)) == 0, "crypto_hash_sha256 failed")
         return digest.hexString
     }
-
-    /// Whether `sha256Hex` uses the processor's SHA instructions.
-    package static var isAccelerated: Bool { keygate_sha256_accelerated() != 0 }
 
     /// Lowercase hexadecimal of `bytes`.
     package static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
