@@ -69,6 +69,11 @@ public final class JSONLinesAuditSink: AuditSink {
     public let privacy: FilePrivacy
     /// Where the trail's anchor is kept (the item store), when anywhere.
     public let anchors: (any AuditAnchorStore)?
+    /// How many records the anchor may lag the durable trail before a flush saves it in a
+    /// transaction of its own (``defaultAnchorInterval`` unless told).
+    public let anchorInterval: Int
+    /// The anchor interval of a sink not told otherwise: 64 records.
+    public static let defaultAnchorInterval = 64
 
     /// The open trail and what this sink knows of it.
     private struct State {
@@ -88,6 +93,9 @@ public final class JSONLinesAuditSink: AuditSink {
         /// Whether `head` is past the head file (group commit between flushes: the head file is
         /// written at each flush, not each record).
         var headUnwritten = false
+        /// The anchor the store holds, as last read (with the trail) or saved by this sink; nil
+        /// when it holds none.
+        var anchor: AuditHead?
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -127,16 +135,24 @@ public final class JSONLinesAuditSink: AuditSink {
     /// FIFO or device in place of either file is refused, never waited on.
     ///
     /// With `anchors` (the item store the trail audits, such as `SQLiteItemStore`), the trail's
-    /// head is also kept there after each flush to disk (at most one store commit per flush),
-    /// and a trail that no longer reaches it (deleted with its head, restarted, cut back) is
-    /// refused (`errSecIO`) instead of being started afresh.
+    /// head is also kept there (its anchor), and a trail that no longer reaches it (deleted with
+    /// its head, restarted, cut back below it) is refused (`errSecIO`) instead of being started
+    /// afresh. The anchor is saved in a transaction of its own only when it is worth one: after
+    /// the flush that makes the first durable record when the store holds no anchor for the
+    /// trail, and after a flush that leaves the durable trail `anchorInterval` or more records
+    /// past the saved anchor. Every durable head is also offered to the store
+    /// (``AuditAnchorStore/offerAuditAnchor(_:for:)``), which writes it with its next item write
+    /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
+    /// trail by fewer than `anchorInterval` records unless they were written without an item
+    /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
     public init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
-        privacy: FilePrivacy = .ownerOnly
+        privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
         self.path = path
         self.durability = durability
         self.anchors = anchors
+        self.anchorInterval = max(anchorInterval, 1)
         self.privacy = privacy
         if case .groupCommit = durability {
             flusher = DispatchQueue(label: "keygate.audit.flush")
@@ -270,6 +286,7 @@ public final class JSONLinesAuditSink: AuditSink {
             if let anchors, loaded?.anchor != head {
                 guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
+                state.anchor = head
             }
             return ([], nil)
         }
@@ -300,9 +317,11 @@ public final class JSONLinesAuditSink: AuditSink {
             background = sync && failedBefore == nil
         }
         if sync && background, let flusher {
-            // The flush runs off this call; the anchor is saved after it, there.
+            // The flush runs off this call; the anchor is saved (when due) or offered after it, there.
             sync = false
-            flushInBackground(flusher, head: head, state: &state)
+            let saveAnchor = anchorDue(head, state: state)
+            if saveAnchor { state.anchor = head }
+            flushInBackground(flusher, head: head, saveAnchor: saveAnchor, state: &state)
         }
         if sync {
             guard Self.sync(state.trail, path: path) else {
@@ -319,16 +338,37 @@ public final class JSONLinesAuditSink: AuditSink {
             state.headUnwritten = false
         }
         state.head = head
-        // The anchor follows only what is durable, so it may lag the trail but never leads it.
-        if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
+        // The anchor follows only what is durable, so it may lag the trail but never leads it:
+        // saved when due (or after a failed background flush, whose save may not have run),
+        // otherwise offered for the store's next item write.
+        if sync, let anchors {
+            if failedBefore != nil || anchorDue(head, state: state) {
+                try anchors.saveAuditAnchor(head, for: path)
+                state.anchor = head
+            } else {
+                anchors.offerAuditAnchor(head, for: path)
+            }
+        }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
         return (Array(records[sealedFrom...]), repair)
     }
 
+    /// Whether a durable `head` is worth an anchor transaction of its own: the store holds no
+    /// anchor for the trail (or one of another genesis), or `head` is ``anchorInterval`` or more
+    /// records past it.
+    private func anchorDue(_ head: AuditHead, state: State) -> Bool {
+        guard anchors != nil else { return false }
+        guard let saved = state.anchor, saved.genesis == head.genesis else { return true }
+        return head.sequence >= saved.sequence &+ UInt64(anchorInterval)
+    }
+
     /// Starts flushing the trail (as far as `head`) on `flusher`, after waiting for the flush
-    /// before it: at most one is in flight. The anchor is saved once the flush succeeded; a
-    /// failure is kept for the next append, which then flushes synchronously.
-    private func flushInBackground(_ flusher: DispatchQueue, head: AuditHead, state: inout State) {
+    /// before it: at most one is in flight. Once the flush succeeded the anchor is saved when
+    /// `saveAnchor` (else offered for the store's next item write); a failure is kept for the
+    /// next append, which then flushes synchronously and saves the anchor.
+    private func flushInBackground(
+        _ flusher: DispatchQueue, head: AuditHead, saveAnchor: Bool, state: inout State
+    ) {
         flusher.sync {}
         let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else {
@@ -344,6 +384,10 @@ public final class JSONLinesAuditSink: AuditSink {
             guard Self.sync(descriptor, path: path) else {
                 let reason = String(cString: strerror(errno))
                 failure.reason.withLock { $0 = reason }
+                return
+            }
+            guard saveAnchor else {
+                anchors?.offerAuditAnchor(head, for: path)
                 return
             }
             do throws(KeygateError) {
@@ -483,6 +527,7 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         var loaded = Loaded(recovery: recovery)
         loaded.anchor = try anchors?.auditAnchor(for: path)
+        state.anchor = loaded.anchor
         if let anchor = loaded.anchor, let problem = head.mismatch(with: anchor) {
             guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }
             loaded.replacedAnchor = problem
