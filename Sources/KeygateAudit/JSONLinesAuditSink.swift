@@ -290,22 +290,8 @@ public final class JSONLinesAuditSink: AuditSink {
             }
             return ([], nil)
         }
-        var bytes: [UInt8] = []
-        // One allocation for the whole write (a list's records run to tens of megabytes).
-        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
-        for record in records {
-            let line = record.line.utf8
-            guard line.count <= AuditRecord.maximumLineLength else {
-                throw KeygateError(
-                    .io,
-                    "the audit record would be \(line.count) bytes, longer than the \(AuditRecord.maximumLineLength) "
-                        + "a trail line may hold; nothing was written")
-            }
-            bytes += line
-            bytes.append(10)
-        }
-        try append(bytes, to: state.trail, size: state.size)
-        state.size += off_t(bytes.count)
+        let written = try append(records, to: state.trail, size: state.size)
+        state.size += off_t(written)
         state.pending += records.count
         let failedBefore = flushFailure.reason.withLock { $0 }
         var sync: Bool
@@ -643,6 +629,57 @@ public final class JSONLinesAuditSink: AuditSink {
             recovery.records = records - head.sequence
         }
         return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil)
+    }
+
+    /// Appends the lines of `records`, each followed by a newline, in one write (retried until
+    /// all are written), cutting a torn write back off.
+    /// - Returns: how many bytes were written.
+    /// - Throws: `errSecIO` when a line is longer than a trail may hold (nothing is written)
+    ///   or the write fails.
+    private func append(_ records: [AuditRecord], to descriptor: Int32, size: off_t) throws(KeygateError) -> Int {
+        for record in records where record.line.utf8.count > AuditRecord.maximumLineLength {
+            throw KeygateError(
+                .io,
+                "the audit record would be \(record.line.utf8.count) bytes, longer than the "
+                    + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
+        }
+        if records.count == 1 {
+            // The usual append: the line's own bytes and a newline, gathered by one `writev`
+            // (no copy of the line).
+            var line = records[0].line
+            let written = line.withUTF8 { (text: UnsafeBufferPointer<UInt8>) -> Int in
+                var newline: UInt8 = 10
+                return withUnsafeMutablePointer(to: &newline) { (end: UnsafeMutablePointer<UInt8>) -> Int in
+                    var pieces = [
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: text.baseAddress), iov_len: text.count),
+                        iovec(iov_base: UnsafeMutableRawPointer(end), iov_len: 1),
+                    ]
+                    var result = 0
+                    repeat {
+                        result = writev(descriptor, &pieces, 2)
+                    } while result < 0 && errno == EINTR
+                    return result
+                }
+            }
+            let total = line.utf8.count + 1
+            if written == total { return total }
+            if written < 0 {
+                let error = failure("cannot write to \(path)")
+                _ = ftruncate(descriptor, size)
+                throw error
+            }
+            // A short write (a full disk, a signal): cut it off and write the whole line again.
+            _ = ftruncate(descriptor, size)
+        }
+        var bytes: [UInt8] = []
+        // One allocation for the whole write (a list's records run to tens of megabytes).
+        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
+        for record in records {
+            bytes += record.line.utf8
+            bytes.append(10)
+        }
+        try append(bytes, to: descriptor, size: size)
+        return bytes.count
     }
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
