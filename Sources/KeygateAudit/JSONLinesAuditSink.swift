@@ -10,9 +10,12 @@ import Synchronization
 /// append takes an exclusive `flock`. The sink keeps the trail open and its head in memory;
 /// under the lock one `lstat` of each file tells whether the trail and head are still the files
 /// it last wrote and the trail still ends where it left it (under group commit the paths are
-/// looked up and checked on the first append after each flush, and between flushes an `lseek`
-/// of the open trail gives its length: a trail replaced, removed or made public behind the
-/// sink's back is noticed within N records, the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
+/// looked up and checked on the first append after each flush, and between flushes the sink
+/// keeps the lock, released at each flush, by ``flush()``, or once the sink has been idle for a
+/// millisecond, so an append between flushes is one `writev` and another writer waits at most
+/// that long; after the lock was given up, an `lseek` of the open trail gives its length: a
+/// trail replaced, removed or made public behind the sink's back is noticed within N records,
+/// the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
 /// use) are the head file and the last line read again, and checked: records past the head
 /// that chain correctly from it (a crash or a failed head write between a record and its
 /// head) are taken over, with a ``AuditEvent/Kind/recover`` record first
@@ -20,6 +23,13 @@ import Synchronization
 /// from its head is refused (`errSecIO`), so a tampered trail stops auditing instead of being
 /// extended; so is one that no longer reaches the anchor kept in the store
 /// (``AuditAnchorStore``), when one is given.
+///
+/// The anchor follows the durable trail at a cadence, not every record: it is saved (one store
+/// transaction) when the store holds none, or when a flush leaves the trail ``anchorInterval``
+/// or more records past it, and otherwise offered to the store for its next item write. Once
+/// an anchor exists, a trail deleted or restarted with its head is always refused; one cut
+/// back with a consistent head is refused when the cut goes below the anchor, so the records
+/// past it (fewer than ``anchorInterval`` since the last save) are guarded by the head alone.
 ///
 /// Each append writes its lines with one `write`, then (as the durability says) one `fsync`
 /// of the trail, then the new head in place (one `pwrite` of a fixed-width line): after every
@@ -96,6 +106,14 @@ public final class JSONLinesAuditSink: AuditSink {
         /// The anchor the store holds, as last read (with the trail) or saved by this sink; nil
         /// when it holds none.
         var anchor: AuditHead?
+        /// Whether this sink holds the trail's `flock` between appends (group commit, between
+        /// flushes: released at the next flush, or once the sink has been idle for
+        /// ``JSONLinesAuditSink/idleRelease``).
+        var locked = false
+        /// Appends made so far, for the idle release to tell whether the sink was idle.
+        var appends: UInt64 = 0
+        /// Whether an idle release is scheduled.
+        var releaseScheduled = false
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -115,7 +133,12 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    private let state = Mutex(State())
+    /// The state, in a box the idle releases share (they never hold the sink itself).
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let shared = Shared()
     /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
     private let flusher: DispatchQueue?
     /// Why the last background flush failed, until a synchronous one succeeds.
@@ -163,7 +186,7 @@ public final class JSONLinesAuditSink: AuditSink {
 
     deinit {
         flush()
-        state.withLock { $0.close() }
+        shared.state.withLock { $0.close() }
     }
 
     /// Forces every record written so far to the disk (nothing to do when none is pending).
@@ -171,14 +194,15 @@ public final class JSONLinesAuditSink: AuditSink {
     /// another writer has appended since this sink last did (the tip is then that writer's to write).
     public func flush() {
         flusher?.sync {}
-        state.withLock { state in
+        shared.state.withLock { state in
             guard state.trail >= 0 else { return }
+            defer { Self.unlock(&state) }
             if state.pending > 0 {
                 guard Self.sync(state.trail, path: path) else { return }
                 state.pending = 0
             }
             guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
-            defer { flock(state.trail, LOCK_UN) }
+            state.locked = true
             guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
             do throws(KeygateError) {
                 try writeHead(state.head, state: &state)
@@ -232,7 +256,7 @@ public final class JSONLinesAuditSink: AuditSink {
     private func write(
         _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
     ) throws(KeygateError) -> (records: [AuditRecord], repair: AuditRepair?) {
-        try state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
+        try shared.state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
             do throws(KeygateError) {
                 return try write(events, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
             } catch {
@@ -247,7 +271,15 @@ public final class JSONLinesAuditSink: AuditSink {
         _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
     ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
-        defer { flock(state.trail, LOCK_UN) }
+        // Kept only by a group-commit append that does not flush (set last, on success).
+        var keepsLock = false
+        defer {
+            if keepsLock {
+                scheduleRelease(&state)
+            } else {
+                Self.unlock(&state)
+            }
+        }
         var loaded: Loaded?
         if reread || size != state.size {
             loaded = try load(&state, size: size, restartingAnchor: restartingAnchor)
@@ -317,8 +349,11 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         if case .groupCommit = durability, !sync, !background {
             // Between flushes the head stays in memory: the next flush writes it, and another
-            // writer meanwhile takes the tip from the trail's end (``tipPastHead``).
+            // writer meanwhile takes the tip from the trail's end (``tipPastHead``). The lock is
+            // kept until then (or until the sink is idle): no other writer can append meanwhile,
+            // so the next append needs no system call but its write.
             state.headUnwritten = true
+            keepsLock = true
         } else {
             try writeHead(head, state: &state)
             state.headUnwritten = false
@@ -336,6 +371,7 @@ public final class JSONLinesAuditSink: AuditSink {
             }
         }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
+        state.appends &+= 1
         return (Array(records[sealedFrom...]), repair)
     }
 
@@ -384,6 +420,38 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
+    /// How long a group-commit sink keeps the trail's lock after its last append when no flush
+    /// comes first: 1 ms.
+    static let idleRelease = DispatchTimeInterval.milliseconds(1)
+
+    /// Releases the trail's lock when this sink holds it.
+    private static func unlock(_ state: inout State) {
+        if state.locked, state.trail >= 0 { flock(state.trail, LOCK_UN) }
+        state.locked = false
+    }
+
+    /// Makes sure the lock kept between appends is released once the sink has been idle for
+    /// ``idleRelease`` (on a global queue, never the flusher, which an append may wait for
+    /// while it holds the state).
+    private func scheduleRelease(_ state: inout State) {
+        guard !state.releaseScheduled else { return }
+        state.releaseScheduled = true
+        Self.release(shared, after: state.appends)
+    }
+
+    private static func release(_ shared: Shared, after appends: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + idleRelease) {
+            shared.state.withLock { state in
+                if state.locked, state.appends != appends {
+                    release(shared, after: state.appends)  // still busy: look again later
+                    return
+                }
+                unlock(&state)
+                state.releaseScheduled = false
+            }
+        }
+    }
+
     /// `fsync`s the trail open at `descriptor` (false on failure, or a test fault).
     private static func sync(_ descriptor: Int32, path: String) -> Bool {
         if failingFlushes.withLock({ !$0.isEmpty && $0.contains(path) }) {
@@ -414,7 +482,12 @@ public final class JSONLinesAuditSink: AuditSink {
                 state.trailFile = FileID(info)
                 state.size = -1
             }
+            if state.locked, state.size >= 0, state.headFile >= 0 {
+                // Locked since this sink's last append left the trail `size` bytes long.
+                return state.size
+            }
             guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
+            state.locked = true
             if case .groupCommit = durability, state.pending > 0, state.size >= 0, state.headFile >= 0 {
                 // Group commit, between flushes: only the trail's length (did another process
                 // append?), from the open file by `lseek`; the paths, owners and modes are checked
@@ -438,12 +511,12 @@ public final class JSONLinesAuditSink: AuditSink {
                         }
                     }
                 } catch {
-                    flock(state.trail, LOCK_UN)
+                    Self.unlock(&state)
                     throw error
                 }
                 return info.st_size
             }
-            flock(state.trail, LOCK_UN)
+            Self.unlock(&state)
             state.close()
         }
         throw KeygateError(.io, "\(path) keeps being replaced; run 'keygate audit verify'")
