@@ -372,7 +372,7 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
         state.appends &+= 1
-        return (Array(records[sealedFrom...]), repair)
+        return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
     }
 
     /// Whether a durable `head` is worth an anchor transaction of its own: the store holds no
