@@ -136,9 +136,13 @@ public final class JSONLinesAuditSink: AuditSink {
     /// The state, in a box the idle releases share (they never hold the sink itself).
     private final class Shared: Sendable {
         let state = Mutex(State())
+        /// How long the lock is kept after the last append when no flush comes first.
+        let idleRelease: DispatchTimeInterval
+
+        init(idleRelease: DispatchTimeInterval) { self.idleRelease = idleRelease }
     }
 
-    private let shared = Shared()
+    private let shared: Shared
     /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
     private let flusher: DispatchQueue?
     /// Why the last background flush failed, until a synchronous one succeeds.
@@ -168,10 +172,22 @@ public final class JSONLinesAuditSink: AuditSink {
     /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
     /// trail by fewer than `anchorInterval` records unless they were written without an item
     /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
-    public init(
+    public convenience init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
         privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
+        self.init(
+            path: path, durability: durability, anchors: anchors, privacy: privacy, anchorInterval: anchorInterval,
+            idleRelease: Self.idleRelease)
+    }
+
+    /// A sink as above that keeps the trail's lock for `idleRelease` after its last append
+    /// under group commit (tests prove the lock is kept with a long one).
+    init(
+        path: String, durability: Durability, anchors: (any AuditAnchorStore)?, privacy: FilePrivacy,
+        anchorInterval: Int, idleRelease: DispatchTimeInterval
+    ) {
+        shared = Shared(idleRelease: idleRelease)
         self.path = path
         self.durability = durability
         self.anchors = anchors
@@ -421,7 +437,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// How long a group-commit sink keeps the trail's lock after its last append when no flush
-    /// comes first: 1 ms.
+    /// comes first: 1 ms (tests may set another).
     static let idleRelease = DispatchTimeInterval.milliseconds(1)
 
     /// Releases the trail's lock when this sink holds it.
@@ -431,7 +447,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Makes sure the lock kept between appends is released once the sink has been idle for
-    /// ``idleRelease`` (on a global queue, never the flusher, which an append may wait for
+    /// its idle release (``idleRelease`` unless a test set another; on a global queue, never the flusher, which an append may wait for
     /// while it holds the state).
     private func scheduleRelease(_ state: inout State) {
         guard !state.releaseScheduled else { return }
@@ -440,7 +456,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     private static func release(_ shared: Shared, after appends: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + idleRelease) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + shared.idleRelease) {
             shared.state.withLock { state in
                 if state.locked, state.appends != appends {
                     release(shared, after: state.appends)  // still busy: look again later

@@ -24,13 +24,31 @@ import Testing
         return true
     }
 
-    @Test func theLockIsKeptBetweenAppendsAndGivenUpWhenIdle() async throws {
+    /// A sink as the public initializer makes one, but keeping the lock for `idle`.
+    private static func sink(_ path: String, records: Int, idle: DispatchTimeInterval) -> JSONLinesAuditSink {
+        JSONLinesAuditSink(
+            path: path, durability: .groupCommit(records: records), anchors: nil, privacy: .ownerOnly,
+            anchorInterval: JSONLinesAuditSink.defaultAnchorInterval, idleRelease: idle)
+    }
+
+    @Test func theLockIsKeptBetweenAppendsUntilFlushed() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        let sink = Self.sink(path, records: 8, idle: .seconds(60))
+        try sink.append(Self.event(0), at: Timestamp(seconds: 1))
+        try sink.append(Self.event(1), at: Timestamp(seconds: 1))
+        #expect(!Self.lockIsFree(path), "kept between appends")
+        sink.flush()
+        #expect(Self.lockIsFree(path), "given up when flushed")
+        #expect(try AuditTrailFile.verify(at: path) == .intact(records: 2))
+    }
+
+    @Test func theLockIsGivenUpWhenIdle() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
         let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 8))
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         try sink.append(Self.event(1), at: Timestamp(seconds: 1))
-        #expect(!Self.lockIsFree(path), "kept between appends")
         var waited = 0
         while !Self.lockIsFree(path) && waited < 2_000 {
             try await Task.sleep(nanoseconds: 1_000_000)
@@ -51,7 +69,7 @@ import Testing
     @Test func theLockIsGivenUpAtEachFlush() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 4))
+        let sink = Self.sink(path, records: 4, idle: .seconds(60))
         for index in 0..<3 { try sink.append(Self.event(index), at: Timestamp(seconds: 1)) }
         #expect(!Self.lockIsFree(path))
         try sink.append(Self.event(3), at: Timestamp(seconds: 1))  // the fourth: a flush starts
