@@ -440,6 +440,10 @@ public final class JSONLinesAuditSink: AuditSink {
     /// comes first: 1 ms (tests may set another).
     static let idleRelease = DispatchTimeInterval.milliseconds(1)
 
+    /// Where idle releases run: a serial queue of its own (an overcommitting one, so it gets a
+    /// thread even when every worker is blocked, say on this very lock held by another sink).
+    private static let releaser = DispatchQueue(label: "keygate.audit.release")
+
     /// Releases the trail's lock when this sink holds it.
     private static func unlock(_ state: inout State) {
         if state.locked, state.trail >= 0 { flock(state.trail, LOCK_UN) }
@@ -447,8 +451,8 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Makes sure the lock kept between appends is released once the sink has been idle for
-    /// its idle release (``idleRelease`` unless a test set another; on a global queue, never the flusher, which an append may wait for
-    /// while it holds the state).
+    /// its idle release (``idleRelease`` unless a test set another), on ``releaser``, never the
+    /// flusher, which an append may wait for while it holds the state.
     private func scheduleRelease(_ state: inout State) {
         guard !state.releaseScheduled else { return }
         state.releaseScheduled = true
@@ -456,7 +460,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     private static func release(_ shared: Shared, after appends: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + shared.idleRelease) {
+        releaser.asyncAfter(deadline: .now() + shared.idleRelease) {
             shared.state.withLock { state in
                 if state.locked, state.appends != appends {
                     release(shared, after: state.appends)  // still busy: look again later
