@@ -172,13 +172,17 @@ public final class JSONLinesAuditSink: AuditSink {
     /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
     /// trail by fewer than `anchorInterval` records unless they were written without an item
     /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
-    public convenience init(
+    public init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
         privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
-        self.init(
-            path: path, durability: durability, anchors: anchors, privacy: privacy, anchorInterval: anchorInterval,
-            idleRelease: Self.idleRelease)
+        shared = Shared(idleRelease: Self.idleRelease)
+        self.path = path
+        self.durability = durability
+        self.anchors = anchors
+        self.anchorInterval = max(anchorInterval, 1)
+        self.privacy = privacy
+        flusher = Self.flusher(for: durability)
     }
 
     /// A sink as above that keeps the trail's lock for `idleRelease` after its last append
@@ -193,11 +197,13 @@ public final class JSONLinesAuditSink: AuditSink {
         self.anchors = anchors
         self.anchorInterval = max(anchorInterval, 1)
         self.privacy = privacy
-        if case .groupCommit = durability {
-            flusher = DispatchQueue(label: "keygate.audit.flush")
-        } else {
-            flusher = nil
-        }
+        flusher = Self.flusher(for: durability)
+    }
+
+    /// The queue group commit's flushes run on; nil under ``Durability/eachRecord``.
+    private static func flusher(for durability: Durability) -> DispatchQueue? {
+        guard case .groupCommit = durability else { return nil }
+        return DispatchQueue(label: "keygate.audit.flush")
     }
 
     deinit {
