@@ -9,10 +9,19 @@ import KeygateBenchC
 import KeygatePolicy
 import KeygateStore
 
-/// A keychain over a new store in `directory`, auditing to its durable trail (or nowhere).
-func addingKeychain(_ directory: String, durable: Bool) throws -> Keychain {
+/// A keychain over a new store in `directory`, auditing to its durable trail (or nowhere); with
+/// `anchorInterval`, the trail is anchored in the store (as `keygate` and `keygated` do) at
+/// that interval.
+func addingKeychain(_ directory: String, durable: Bool, anchorInterval: Int? = nil) throws -> Keychain {
     let store = try SQLiteItemStore(path: directory + "/items.db")
-    let sink: any AuditSink = durable ? JSONLinesAuditSink(path: directory + "/audit.jsonl") : NoopAuditSink()
+    let sink: any AuditSink =
+        if !durable {
+            NoopAuditSink()
+        } else if let anchorInterval {
+            JSONLinesAuditSink(path: directory + "/audit.jsonl", anchors: store, anchorInterval: anchorInterval)
+        } else {
+            JSONLinesAuditSink(path: directory + "/audit.jsonl")
+        }
     return Keychain(
         store: store, accessGroups: ["keygate"], authenticator: NobodyAuthenticator(),
         auditor: Auditor(sink: sink, isRequired: true))

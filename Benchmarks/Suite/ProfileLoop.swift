@@ -2,7 +2,9 @@
 // `strace -c`): `keygate-bench worker loop MODE COUNT`, after a warm-up of a tenth of COUNT.
 // MODE is one of durable, group, memory, sealing, noop (gated reads of 64 B items through
 // `Keychain.copyMatching` with that audit sink), direct (`SQLiteItemStore` read), c (the C
-// baseline's read), add-durable or add-noop (`Keychain.add`). Reads use the cached 10,000-item
+// baseline's read), add-durable or add-noop (`Keychain.add`), add-anchored (durable, the trail
+// anchored in the store at the default interval, as `keygate` runs it) or add-anchored-each
+// (anchored after every record, as before session 19). Reads use the cached 10,000-item
 // store; prints the microseconds per operation of the timed part.
 
 import Foundation
@@ -19,7 +21,14 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
         defer { removeTree(directory) }
         let operation: (Int) async throws -> Void
         if mode.hasPrefix("add-") {
-            let keychain = try addingKeychain(directory, durable: mode == "add-durable")
+            let interval: Int? =
+                switch mode {
+                case "add-anchored": JSONLinesAuditSink.defaultAnchorInterval
+                case "add-anchored-each": 1
+                default: nil
+                }
+            let keychain = try addingKeychain(
+                directory, durable: mode != "add-noop", anchorInterval: interval)
             operation = { try await add(keychain, tag: 0, index: $0) }
         } else {
             let fixture = try StoreFixture.make(items: 10_000, large: 100)

@@ -10,9 +10,12 @@ import Synchronization
 /// append takes an exclusive `flock`. The sink keeps the trail open and its head in memory;
 /// under the lock one `lstat` of each file tells whether the trail and head are still the files
 /// it last wrote and the trail still ends where it left it (under group commit the paths are
-/// looked up and checked on the first append after each flush, and between flushes an `lseek`
-/// of the open trail gives its length: a trail replaced, removed or made public behind the
-/// sink's back is noticed within N records, the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
+/// looked up and checked on the first append after each flush, and between flushes the sink
+/// keeps the lock, released at each flush, by ``flush()``, or once the sink has been idle for a
+/// millisecond, so an append between flushes is one `writev` and another writer waits at most
+/// that long; after the lock was given up, an `lseek` of the open trail gives its length: a
+/// trail replaced, removed or made public behind the sink's back is noticed within N records,
+/// the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
 /// use) are the head file and the last line read again, and checked: records past the head
 /// that chain correctly from it (a crash or a failed head write between a record and its
 /// head) are taken over, with a ``AuditEvent/Kind/recover`` record first
@@ -20,6 +23,13 @@ import Synchronization
 /// from its head is refused (`errSecIO`), so a tampered trail stops auditing instead of being
 /// extended; so is one that no longer reaches the anchor kept in the store
 /// (``AuditAnchorStore``), when one is given.
+///
+/// The anchor follows the durable trail at a cadence, not every record: it is saved (one store
+/// transaction) when the store holds none, or when a flush leaves the trail ``anchorInterval``
+/// or more records past it, and otherwise offered to the store for its next item write. Once
+/// an anchor exists, a trail deleted or restarted with its head is always refused; one cut
+/// back with a consistent head is refused when the cut goes below the anchor, so the records
+/// past it (fewer than ``anchorInterval`` since the last save) are guarded by the head alone.
 ///
 /// Each append writes its lines with one `write`, then (as the durability says) one `fsync`
 /// of the trail, then the new head in place (one `pwrite` of a fixed-width line): after every
@@ -69,6 +79,11 @@ public final class JSONLinesAuditSink: AuditSink {
     public let privacy: FilePrivacy
     /// Where the trail's anchor is kept (the item store), when anywhere.
     public let anchors: (any AuditAnchorStore)?
+    /// How many records the anchor may lag the durable trail before a flush saves it in a
+    /// transaction of its own (``defaultAnchorInterval`` unless told).
+    public let anchorInterval: Int
+    /// The anchor interval of a sink not told otherwise: 64 records.
+    public static let defaultAnchorInterval = 64
 
     /// The open trail and what this sink knows of it.
     private struct State {
@@ -90,6 +105,17 @@ public final class JSONLinesAuditSink: AuditSink {
         var headUnwritten = false
         /// The trail as this sink's last append left it (``lastWritten``).
         var written: AuditTrailFileState?
+        /// The anchor the store holds, as last read (with the trail) or saved by this sink; nil
+        /// when it holds none.
+        var anchor: AuditHead?
+        /// Whether this sink holds the trail's `flock` between appends (group commit, between
+        /// flushes: released at the next flush, or once the sink has been idle for
+        /// ``JSONLinesAuditSink/idleRelease``).
+        var locked = false
+        /// Appends made so far, for the idle release to tell whether the sink was idle.
+        var appends: UInt64 = 0
+        /// Whether an idle release is scheduled.
+        var releaseScheduled = false
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -109,7 +135,16 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    private let state = Mutex(State())
+    /// The state, in a box the idle releases share (they never hold the sink itself).
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+        /// How long the lock is kept after the last append when no flush comes first.
+        let idleRelease: DispatchTimeInterval
+
+        init(idleRelease: DispatchTimeInterval) { self.idleRelease = idleRelease }
+    }
+
+    private let shared: Shared
     /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
     private let flusher: DispatchQueue?
     /// Why the last background flush failed, until a synchronous one succeeds.
@@ -129,27 +164,53 @@ public final class JSONLinesAuditSink: AuditSink {
     /// FIFO or device in place of either file is refused, never waited on.
     ///
     /// With `anchors` (the item store the trail audits, such as `SQLiteItemStore`), the trail's
-    /// head is also kept there after each flush to disk (at most one store commit per flush),
-    /// and a trail that no longer reaches it (deleted with its head, restarted, cut back) is
-    /// refused (`errSecIO`) instead of being started afresh.
+    /// head is also kept there (its anchor), and a trail that no longer reaches it (deleted with
+    /// its head, restarted, cut back below it) is refused (`errSecIO`) instead of being started
+    /// afresh. The anchor is saved in a transaction of its own only when it is worth one: after
+    /// the flush that makes the first durable record when the store holds no anchor for the
+    /// trail, and after a flush that leaves the durable trail `anchorInterval` or more records
+    /// past the saved anchor. Every durable head is also offered to the store
+    /// (``AuditAnchorStore/offerAuditAnchor(_:for:)``), which writes it with its next item write
+    /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
+    /// trail by fewer than `anchorInterval` records unless they were written without an item
+    /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
     public init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
-        privacy: FilePrivacy = .ownerOnly
+        privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
+        shared = Shared(idleRelease: Self.idleRelease)
         self.path = path
         self.durability = durability
         self.anchors = anchors
+        self.anchorInterval = max(anchorInterval, 1)
         self.privacy = privacy
-        if case .groupCommit = durability {
-            flusher = DispatchQueue(label: "keygate.audit.flush")
-        } else {
-            flusher = nil
-        }
+        flusher = Self.flusher(for: durability)
+    }
+
+    /// A sink as above that keeps the trail's lock for `idleRelease` after its last append
+    /// under group commit (tests prove the lock is kept with a long one).
+    init(
+        path: String, durability: Durability, anchors: (any AuditAnchorStore)?, privacy: FilePrivacy,
+        anchorInterval: Int, idleRelease: DispatchTimeInterval
+    ) {
+        shared = Shared(idleRelease: idleRelease)
+        self.path = path
+        self.durability = durability
+        self.anchors = anchors
+        self.anchorInterval = max(anchorInterval, 1)
+        self.privacy = privacy
+        flusher = Self.flusher(for: durability)
+    }
+
+    /// The queue group commit's flushes run on; nil under ``Durability/eachRecord``.
+    private static func flusher(for durability: Durability) -> DispatchQueue? {
+        guard case .groupCommit = durability else { return nil }
+        return DispatchQueue(label: "keygate.audit.flush")
     }
 
     deinit {
         flush()
-        state.withLock { $0.close() }
+        shared.state.withLock { $0.close() }
     }
 
     /// Forces every record written so far to the disk (nothing to do when none is pending).
@@ -157,14 +218,15 @@ public final class JSONLinesAuditSink: AuditSink {
     /// another writer has appended since this sink last did (the tip is then that writer's to write).
     public func flush() {
         flusher?.sync {}
-        state.withLock { state in
+        shared.state.withLock { state in
             guard state.trail >= 0 else { return }
+            defer { Self.unlock(&state) }
             if state.pending > 0 {
                 guard Self.sync(state.trail, path: path) else { return }
                 state.pending = 0
             }
             guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
-            defer { flock(state.trail, LOCK_UN) }
+            state.locked = true
             guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
             do throws(KeygateError) {
                 try writeHead(state.head, state: &state)
@@ -179,7 +241,7 @@ public final class JSONLinesAuditSink: AuditSink {
     /// under the `flock`, right after the write (so another writer's record can never be taken
     /// for this sink's own); nil before the first append, after one that failed, and under
     /// group commit (which looks at the trail's times only after each flush, see above).
-    public var lastWritten: AuditTrailFileState? { state.withLock { $0.written } }
+    public var lastWritten: AuditTrailFileState? { shared.state.withLock { $0.written } }
 
     /// Seals and appends the record. When earlier records were written past the head (a crash
     /// or a failed head write), the head is first brought forward over them and a ``AuditEvent/Kind/recover``
@@ -224,7 +286,7 @@ public final class JSONLinesAuditSink: AuditSink {
     private func write(
         _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
     ) throws(KeygateError) -> (records: [AuditRecord], repair: AuditRepair?) {
-        try state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
+        try shared.state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
             do throws(KeygateError) {
                 return try write(events, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
             } catch {
@@ -240,7 +302,15 @@ public final class JSONLinesAuditSink: AuditSink {
         _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
     ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
-        defer { flock(state.trail, LOCK_UN) }
+        // Kept only by a group-commit append that does not flush (set last, on success).
+        var keepsLock = false
+        defer {
+            if keepsLock {
+                scheduleRelease(&state)
+            } else {
+                Self.unlock(&state)
+            }
+        }
         var loaded: Loaded?
         if reread || size != state.size {
             loaded = try load(&state, size: size, restartingAnchor: restartingAnchor)
@@ -279,25 +349,12 @@ public final class JSONLinesAuditSink: AuditSink {
             if let anchors, loaded?.anchor != head {
                 guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
+                state.anchor = head
             }
             return ([], nil)
         }
-        var bytes: [UInt8] = []
-        // One allocation for the whole write (a list's records run to tens of megabytes).
-        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
-        for record in records {
-            let line = record.line.utf8
-            guard line.count <= AuditRecord.maximumLineLength else {
-                throw KeygateError(
-                    .io,
-                    "the audit record would be \(line.count) bytes, longer than the \(AuditRecord.maximumLineLength) "
-                        + "a trail line may hold; nothing was written")
-            }
-            bytes += line
-            bytes.append(10)
-        }
-        try append(bytes, to: state.trail, size: state.size)
-        state.size += off_t(bytes.count)
+        let written = try append(records, to: state.trail, size: state.size)
+        state.size += off_t(written)
         state.pending += records.count
         let failedBefore = flushFailure.reason.withLock { $0 }
         var sync: Bool
@@ -309,9 +366,11 @@ public final class JSONLinesAuditSink: AuditSink {
             background = sync && failedBefore == nil
         }
         if sync && background, let flusher {
-            // The flush runs off this call; the anchor is saved after it, there.
+            // The flush runs off this call; the anchor is saved (when due) or offered after it, there.
             sync = false
-            flushInBackground(flusher, head: head, state: &state)
+            let saveAnchor = anchorDue(head, state: state)
+            if saveAnchor { state.anchor = head }
+            flushInBackground(flusher, head: head, saveAnchor: saveAnchor, state: &state)
         }
         if sync {
             guard Self.sync(state.trail, path: path) else {
@@ -321,24 +380,49 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         if case .groupCommit = durability, !sync, !background {
             // Between flushes the head stays in memory: the next flush writes it, and another
-            // writer meanwhile takes the tip from the trail's end (``tipPastHead``).
+            // writer meanwhile takes the tip from the trail's end (``tipPastHead``). The lock is
+            // kept until then (or until the sink is idle): no other writer can append meanwhile,
+            // so the next append needs no system call but its write.
             state.headUnwritten = true
+            keepsLock = true
         } else {
             try writeHead(head, state: &state)
             state.headUnwritten = false
         }
         state.head = head
-        // The anchor follows only what is durable, so it may lag the trail but never leads it.
-        if sync, let anchors { try anchors.saveAuditAnchor(head, for: path) }
+        // The anchor follows only what is durable, so it may lag the trail but never leads it:
+        // saved when due (or after a failed background flush, whose save may not have run),
+        // otherwise offered for the store's next item write.
+        if sync, let anchors {
+            if failedBefore != nil || anchorDue(head, state: state) {
+                try anchors.saveAuditAnchor(head, for: path)
+                state.anchor = head
+            } else {
+                anchors.offerAuditAnchor(head, for: path)
+            }
+        }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
         if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
-        return (Array(records[sealedFrom...]), repair)
+        state.appends &+= 1
+        return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
+    }
+
+    /// Whether a durable `head` is worth an anchor transaction of its own: the store holds no
+    /// anchor for the trail (or one of another genesis), or `head` is ``anchorInterval`` or more
+    /// records past it.
+    private func anchorDue(_ head: AuditHead, state: State) -> Bool {
+        guard anchors != nil else { return false }
+        guard let saved = state.anchor, saved.genesis == head.genesis else { return true }
+        return head.sequence >= saved.sequence &+ UInt64(anchorInterval)
     }
 
     /// Starts flushing the trail (as far as `head`) on `flusher`, after waiting for the flush
-    /// before it: at most one is in flight. The anchor is saved once the flush succeeded; a
-    /// failure is kept for the next append, which then flushes synchronously.
-    private func flushInBackground(_ flusher: DispatchQueue, head: AuditHead, state: inout State) {
+    /// before it: at most one is in flight. Once the flush succeeded the anchor is saved when
+    /// `saveAnchor` (else offered for the store's next item write); a failure is kept for the
+    /// next append, which then flushes synchronously and saves the anchor.
+    private func flushInBackground(
+        _ flusher: DispatchQueue, head: AuditHead, saveAnchor: Bool, state: inout State
+    ) {
         flusher.sync {}
         let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else {
@@ -356,10 +440,50 @@ public final class JSONLinesAuditSink: AuditSink {
                 failure.reason.withLock { $0 = reason }
                 return
             }
+            guard saveAnchor else {
+                anchors?.offerAuditAnchor(head, for: path)
+                return
+            }
             do throws(KeygateError) {
                 try anchors?.saveAuditAnchor(head, for: path)
             } catch {
                 failure.reason.withLock { $0 = "cannot save the anchor: \(error.message)" }
+            }
+        }
+    }
+
+    /// How long a group-commit sink keeps the trail's lock after its last append when no flush
+    /// comes first: 1 ms (tests may set another).
+    static let idleRelease = DispatchTimeInterval.milliseconds(1)
+
+    /// Where idle releases run: a serial queue of its own (an overcommitting one, so it gets a
+    /// thread even when every worker is blocked, say on this very lock held by another sink).
+    private static let releaser = DispatchQueue(label: "keygate.audit.release")
+
+    /// Releases the trail's lock when this sink holds it.
+    private static func unlock(_ state: inout State) {
+        if state.locked, state.trail >= 0 { flock(state.trail, LOCK_UN) }
+        state.locked = false
+    }
+
+    /// Makes sure the lock kept between appends is released once the sink has been idle for
+    /// its idle release (``idleRelease`` unless a test set another), on ``releaser``, never the
+    /// flusher, which an append may wait for while it holds the state.
+    private func scheduleRelease(_ state: inout State) {
+        guard !state.releaseScheduled else { return }
+        state.releaseScheduled = true
+        Self.release(shared, after: state.appends)
+    }
+
+    private static func release(_ shared: Shared, after appends: UInt64) {
+        releaser.asyncAfter(deadline: .now() + shared.idleRelease) {
+            shared.state.withLock { state in
+                if state.locked, state.appends != appends {
+                    release(shared, after: state.appends)  // still busy: look again later
+                    return
+                }
+                unlock(&state)
+                state.releaseScheduled = false
             }
         }
     }
@@ -394,7 +518,12 @@ public final class JSONLinesAuditSink: AuditSink {
                 state.trailFile = FileID(info)
                 state.size = -1
             }
+            if state.locked, state.size >= 0, state.headFile >= 0 {
+                // Locked since this sink's last append left the trail `size` bytes long.
+                return state.size
+            }
             guard flock(state.trail, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
+            state.locked = true
             if case .groupCommit = durability, state.pending > 0, state.size >= 0, state.headFile >= 0 {
                 // Group commit, between flushes: only the trail's length (did another process
                 // append?), from the open file by `lseek`; the paths, owners and modes are checked
@@ -418,12 +547,12 @@ public final class JSONLinesAuditSink: AuditSink {
                         }
                     }
                 } catch {
-                    flock(state.trail, LOCK_UN)
+                    Self.unlock(&state)
                     throw error
                 }
                 return info.st_size
             }
-            flock(state.trail, LOCK_UN)
+            Self.unlock(&state)
             state.close()
         }
         throw KeygateError(.io, "\(path) keeps being replaced; run 'keygate audit verify'")
@@ -493,6 +622,7 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         var loaded = Loaded(recovery: recovery)
         loaded.anchor = try anchors?.auditAnchor(for: path)
+        state.anchor = loaded.anchor
         if let anchor = loaded.anchor, let problem = head.mismatch(with: anchor) {
             guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }
             loaded.replacedAnchor = problem
@@ -608,6 +738,57 @@ public final class JSONLinesAuditSink: AuditSink {
             recovery.records = records - head.sequence
         }
         return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil)
+    }
+
+    /// Appends the lines of `records`, each followed by a newline, in one write (retried until
+    /// all are written), cutting a torn write back off.
+    /// - Returns: how many bytes were written.
+    /// - Throws: `errSecIO` when a line is longer than a trail may hold (nothing is written)
+    ///   or the write fails.
+    private func append(_ records: [AuditRecord], to descriptor: Int32, size: off_t) throws(KeygateError) -> Int {
+        for record in records where record.line.utf8.count > AuditRecord.maximumLineLength {
+            throw KeygateError(
+                .io,
+                "the audit record would be \(record.line.utf8.count) bytes, longer than the "
+                    + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
+        }
+        if records.count == 1 {
+            // The usual append: the line's own bytes and a newline, gathered by one `writev`
+            // (no copy of the line).
+            var line = records[0].line
+            let written = line.withUTF8 { (text: UnsafeBufferPointer<UInt8>) -> Int in
+                var newline: UInt8 = 10
+                return withUnsafeMutablePointer(to: &newline) { (end: UnsafeMutablePointer<UInt8>) -> Int in
+                    var pieces = [
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: text.baseAddress), iov_len: text.count),
+                        iovec(iov_base: UnsafeMutableRawPointer(end), iov_len: 1),
+                    ]
+                    var result = 0
+                    repeat {
+                        result = writev(descriptor, &pieces, 2)
+                    } while result < 0 && errno == EINTR
+                    return result
+                }
+            }
+            let total = line.utf8.count + 1
+            if written == total { return total }
+            if written < 0 {
+                let error = failure("cannot write to \(path)")
+                _ = ftruncate(descriptor, size)
+                throw error
+            }
+            // A short write (a full disk, a signal): cut it off and write the whole line again.
+            _ = ftruncate(descriptor, size)
+        }
+        var bytes: [UInt8] = []
+        // One allocation for the whole write (a list's records run to tens of megabytes).
+        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
+        for record in records {
+            bytes += record.line.utf8
+            bytes.append(10)
+        }
+        try append(bytes, to: descriptor, size: size)
+        return bytes.count
     }
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.

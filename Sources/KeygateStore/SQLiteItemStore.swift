@@ -19,6 +19,9 @@ public final class SQLiteItemStore: ItemStore {
     /// Each distinct stored access-control text, parsed once.
     /// Locked after ``connection`` when both are held.
     let rows = Mutex(ParsedRowCache())
+    /// Audit anchors offered by trails and not yet written, by trail path: the next item write
+    /// writes them in its own transaction. Locked after ``connection`` when both are held.
+    let offeredAnchors = Mutex<[String: AuditHead]>([:])
     /// The sealing key, read and checked at open (wiped when the store is released).
     private let sealingKey: SecretData
     /// The database file.
@@ -256,7 +259,8 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((item.fields, controlText, box))
         }
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
-            try connection.transaction { () throws(KeygateError) -> [ItemRecord] in
+            var anchors: [String: AuditHead] = [:]
+            let records = try connection.transaction { () throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
                 records.reserveCapacity(sealed.count)
                 for (fields, controlText, box) in sealed {
@@ -275,8 +279,11 @@ public final class SQLiteItemStore: ItemStore {
                             id: ItemID(connection.lastInsertID), fields: fields,
                             sealed: .encrypted(nonce: box.nonce, ciphertext: box.ciphertext)))
                 }
+                anchors = try writeOfferedAnchors(connection)
                 return records
             }
+            forgetWrittenAnchors(anchors)
+            return records
         }
     }
 
@@ -305,6 +312,7 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((replacement.id, replacement.fields, controlText, box, replacement.expected))
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
+            var anchors: [String: AuditHead] = [:]
             try connection.transaction { () throws(KeygateError) in
                 for entry in sealed {
                     if let expected = entry.expected {
@@ -345,18 +353,23 @@ public final class SQLiteItemStore: ItemStore {
                             .duplicateItem, "an item \(entry.fields.identity) already exists", cause: error.cause)
                     }
                 }
+                anchors = try writeOfferedAnchors(connection)
             }
+            forgetWrittenAnchors(anchors)
         }
     }
 
     /// Deletes items in one transaction.
     public func delete(_ ids: [ItemID]) throws(KeygateError) {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
+            var anchors: [String: AuditHead] = [:]
             try connection.transaction { () throws(KeygateError) in
                 for id in ids {
                     try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([.integer(id.rawValue)])
                 }
+                anchors = try writeOfferedAnchors(connection)
             }
+            forgetWrittenAnchors(anchors)
         }
     }
 

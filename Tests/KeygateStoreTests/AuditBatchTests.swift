@@ -52,7 +52,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
         let store = try SQLiteItemStore(path: directory.path + "/items.db")
-        let sink = JSONLinesAuditSink(path: path, anchors: store)
+        let sink = JSONLinesAuditSink(path: path, anchors: store, anchorInterval: 1)
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         let records = try sink.append(contentsOf: (1...3).map(Self.event), at: Timestamp(seconds: 2))
         #expect(records.map(\.sequence) == [2, 3, 4])

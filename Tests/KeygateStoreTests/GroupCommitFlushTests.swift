@@ -16,12 +16,30 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
         let store = try SQLiteItemStore(path: directory.path + "/items.db")
-        let sink = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 2), anchors: store)
+        let sink = JSONLinesAuditSink(
+            path: path, durability: .groupCommit(records: 2), anchors: store, anchorInterval: 2)
         for index in 0..<5 { try sink.append(Self.event(index), at: Timestamp(seconds: Int64(index))) }
         sink.flush()  // waits for the flush in flight
-        // Flushed (and anchored) after records 2 and 4; record 5 is pending, so not anchored.
+        // Flushed (and anchored: the first, then 2 past it) after records 2 and 4; record 5 is
+        // pending, so not anchored.
         #expect(try store.auditAnchor(for: path)?.sequence == 4)
         #expect(try AuditTrailFile.verify(at: path, anchors: store) == .intact(records: 5))
+    }
+
+    /// Issue 10 (session 19): group commit saves the anchor at a flush only when the interval
+    /// says so, not after every flush.
+    @Test func aFlushBelowTheIntervalSavesNoAnchor() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/audit.jsonl"
+        let store = try SQLiteItemStore(path: directory.path + "/items.db")
+        let sink = JSONLinesAuditSink(
+            path: path, durability: .groupCommit(records: 2), anchors: store, anchorInterval: 6)
+        for index in 0..<6 { try sink.append(Self.event(index), at: Timestamp(seconds: Int64(index))) }
+        sink.flush()
+        #expect(try store.auditAnchor(for: path)?.sequence == 2, "the first flush only (none before)")
+        for index in 6..<8 { try sink.append(Self.event(index), at: Timestamp(seconds: Int64(index))) }
+        sink.flush()
+        #expect(try store.auditAnchor(for: path)?.sequence == 8, "the flush 6 records past it")
     }
 
     @Test func aFailedBackgroundFlushFailsTheNextAppend() throws {

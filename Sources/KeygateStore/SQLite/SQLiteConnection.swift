@@ -144,6 +144,8 @@ enum StatementKey: Hashable {
     case update
     /// The item delete.
     case delete
+    /// Writing an audit anchor offered to the store, in an item write's transaction.
+    case saveAnchor
 }
 
 /// A prepared statement, finalized in `deinit`.
