@@ -174,17 +174,13 @@ public final class JSONLinesAuditSink: AuditSink {
     /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
     /// trail by fewer than `anchorInterval` records unless they were written without an item
     /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
-    public init(
+    public convenience init(
         path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
         privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
-        shared = Shared(idleRelease: Self.idleRelease)
-        self.path = path
-        self.durability = durability
-        self.anchors = anchors
-        self.anchorInterval = max(anchorInterval, 1)
-        self.privacy = privacy
-        flusher = Self.flusher(for: durability)
+        self.init(
+            path: path, durability: durability, anchors: anchors, privacy: privacy, anchorInterval: anchorInterval,
+            idleRelease: Self.idleRelease)
     }
 
     /// A sink as above that keeps the trail's lock for `idleRelease` after its last append

@@ -116,19 +116,25 @@ final class ClientSocket: @unchecked Sendable {
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
             }
-            guard count > 0 else {
-                throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
-            }
-            do throws(ProtocolError) {
-                pending += try decoder.append(buffer[0..<count])
-            } catch {
-                throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
-            }
+            try take(buffer[0..<max(count, 0)])
             if pending.isEmpty && Self.milliseconds() >= deadline {
                 throw KeygateError(.notAvailable, "keygated at \(path) did not answer in \(timeout) s")
             }
         }
         return pending.removeFirst()
+    }
+
+    /// Decodes `bytes` (one `recv`'s worth; empty: the daemon closed the connection) into
+    /// ``pending``.
+    private func take(_ bytes: ArraySlice<UInt8>) throws(KeygateError) {
+        guard !bytes.isEmpty else {
+            throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
+        }
+        do throws(ProtocolError) {
+            pending += try decoder.append(bytes)
+        } catch {
+            throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
+        }
     }
 
     /// The next frame when one comes whole within `milliseconds`; nil when none has (the bytes
@@ -147,14 +153,7 @@ final class ClientSocket: @unchecked Sendable {
             if ready == 0 { return nil }
             let count = ready < 0 ? -1 : recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
-            guard count > 0 else {
-                throw KeygateError(.notAvailable, "keygated at \(path) closed the connection")
-            }
-            do throws(ProtocolError) {
-                pending += try decoder.append(buffer[0..<count])
-            } catch {
-                throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
-            }
+            try take(buffer[0..<max(count, 0)])
         }
         return pending.removeFirst()
     }

@@ -80,14 +80,7 @@ final class Connection: Sendable {
     private func handle(_ frame: Frame) -> Bool {
         // The answer to a prompt that timed out, sent as the reply crossed it: dropped.
         if relay.isLateAnswer(frame) { return true }
-        let message: Message
-        do throws(ProtocolError) {
-            try wire.accept(frame)
-            message = try Message(frame)
-        } catch {
-            wire.refuse(error)
-            return false
-        }
+        guard let message = wire.admit(frame) else { return false }
         let handler = RequestHandler(identity: identity, keychains: keychains, relay: relay)
         switch message {
         case .hello(let minimum, let maximum, let groups, _):

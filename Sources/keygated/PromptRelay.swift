@@ -197,12 +197,7 @@ final class PromptRelay: PassphraseSource {
     /// Checks `frame` against the order and acts on it: an answer (nil: a cancel), a cancel,
     /// a late cancel (nothing), anything else a protocol error that ends the connection.
     private func act(on frame: Frame) -> Outcome {
-        let message: Message
-        do throws(ProtocolError) {
-            try wire.accept(frame)
-            message = try Message(frame)
-        } catch {
-            wire.refuse(error)
+        guard let message = wire.admit(frame) else {
             lose(.refused)
             return .ended
         }

@@ -27,6 +27,18 @@ final class Wire: Sendable {
         try sequence.withLock { sequence throws(ProtocolError) in try sequence.accept(frame) }
     }
 
+    /// `frame` checked against the order so far (and recorded) and decoded; nil when it breaks
+    /// the protocol, which is then refused (``refuse(_:)``: the connection ends).
+    func admit(_ frame: Frame) -> Message? {
+        do throws(ProtocolError) {
+            try accept(frame)
+            return try Message(frame)
+        } catch {
+            refuse(error)
+            return nil
+        }
+    }
+
     /// The request in flight, if any.
     var inFlight: UInt32? { sequence.withLock { $0.inFlight } }
 
