@@ -135,7 +135,8 @@ extension Keychain {
             case .skipped, .invalidated:
                 continue
             case .allowed:
-                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt()) else {
+                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt())
+                else {
                     continue
                 }
                 let data: SecretData
