@@ -5,7 +5,8 @@
 // baseline's read), add-durable or add-noop (`Keychain.add`), add-anchored (durable, the trail
 // anchored in the store at the default interval, as `keygate` runs it) or add-anchored-each
 // (anchored after every record, as before session 19). Reads use the cached 10,000-item
-// store; prints the microseconds per operation of the timed part.
+// store; prints the microseconds per operation of the timed part, and on standard error the
+// heap allocations per operation (all threads, so a group-commit flush's share included).
 
 import Foundation
 import Glibc
@@ -67,9 +68,13 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
             }
         }
         for counter in 0..<max(count / 10, 1) { try await operation(counter) }
+        let allocations = kb_allocations()
         let start = now()
         for counter in 0..<count { try await operation(counter + 1_000_000) }
-        print(format((now() - start) / Double(max(count, 1)) * 1e6, digits: 2))
+        let elapsed = now() - start
+        let allocated = Double(kb_allocations() - allocations) / Double(max(count, 1))
+        print(format(elapsed / Double(max(count, 1)) * 1e6, digits: 2))
+        FileHandle.standardError.write("allocations per operation: \(format(allocated, digits: 2))\n")
         return 0
     } catch {
         FileHandle.standardError.write("keygate-bench: \(error)\n")

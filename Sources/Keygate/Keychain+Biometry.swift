@@ -9,11 +9,20 @@ extension Keychain {
     /// `AuthenticationContext.refreshDeferringBiometry(from:)`) when one of `controls` or
     /// `requirements` involves it. A call over plain items never asks the sensor (fprintd).
     func readBiometry(
-        for controls: [AccessControl], requirements: [Requirement] = [], context: AuthenticationContext
+        for controls: some Sequence<AccessControl>, requirements: [Requirement] = [], context: AuthenticationContext
     ) {
         let needed =
-            controls.contains { !$0.constraint.leaves.isDisjoint(with: Self.biometryLeaves) }
+            controls.contains { Self.readsBiometry($0) }
             || requirements.contains { $0.allFactors.contains(.biometry) }
         if needed { context.readDeferredBiometry() }
+    }
+
+    /// As above for one item's access control (a gated call makes no array for it).
+    func readBiometry(for control: AccessControl, context: AuthenticationContext) {
+        if Self.readsBiometry(control) { context.readDeferredBiometry() }
+    }
+
+    private static func readsBiometry(_ control: AccessControl) -> Bool {
+        !control.constraint.leaves.isDisjoint(with: biometryLeaves)
     }
 }

@@ -125,16 +125,18 @@ extension Keychain {
                 continue
             }
             if case .damaged(let damage) = sweep { throw refuseDamaged(record, damage, .read) }
-            let prompt = query.operationPrompt ?? "Read \(fields.identity.service)"
+            // Made only when someone is asked (a plain read asks no one).
+            func prompt() -> String { query.operationPrompt ?? "Read \(fields.identity.service)" }
             let ruleIDs = try refuseEarly(.read, fields)
             switch try await gate(
                 fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
-                prompt: prompt, ruleIDs: ruleIDs, allowed: found.reusable(sweep, in: context))
+                prompt: prompt(), ruleIDs: ruleIDs, allowed: found.reusable(sweep, in: context))
             {
             case .skipped, .invalidated:
                 continue
             case .allowed:
-                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt) else {
+                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt())
+                else {
                     continue
                 }
                 let data: SecretData
@@ -376,7 +378,7 @@ extension Keychain {
     /// cannot be written nothing is removed) and left out.
     func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
         let records = try store.items(matching: filter)
-        readBiometry(for: records.map(\.fields.accessControl), context: context)
+        readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
         var state = context.state
         state.interaction = .fail
         let now = context.clock.now()

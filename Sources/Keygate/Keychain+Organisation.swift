@@ -11,7 +11,7 @@ extension Keychain {
     @discardableResult
     func review(
         _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
-        prompt: String
+        prompt: @autoclosure () -> String
     ) async throws(KeygateError) -> Bool {
         switch organisationPolicy.review(action, item: fields) {
         case .proceed:
@@ -23,11 +23,11 @@ extension Keychain {
         case .require(let requirement, let rule):
             return try await meet(
                 action, fields, ruleIDs: [rule], requirements: [requirement], freshWithin: nil,
-                explanation: "needs \(requirement)", context: context, interaction: interaction, prompt: prompt)
+                explanation: "needs \(requirement)", context: context, interaction: interaction, prompt: prompt())
         case .conditions(let ruleIDs, let requirements, let freshWithin, let explanation):
             return try await meet(
                 action, fields, ruleIDs: ruleIDs, requirements: requirements, freshWithin: freshWithin,
-                explanation: explanation, context: context, interaction: interaction, prompt: prompt)
+                explanation: explanation, context: context, interaction: interaction, prompt: prompt())
         }
     }
 
@@ -73,7 +73,7 @@ extension Keychain {
         _ action: PolicyAction, _ fields: ItemFields, requirements: [Requirement], freshWithin: Int?,
         context: AuthenticationContext
     ) throws(KeygateError) -> [Requirement] {
-        readBiometry(for: [fields.accessControl], requirements: requirements, context: context)
+        readBiometry(for: CollectionOfOne(fields.accessControl), requirements: requirements, context: context)
         let now = context.clock.now()
         var state = context.state
         if let freshWithin { state.setReuseSeconds(min(state.reuseSeconds, freshWithin)) }

@@ -145,15 +145,16 @@ public final class Keychain: Sendable {
     ///
     /// `allowed` is this item's decision from the call's search (``candidates(_:context:)``)
     /// when that was an allow made on the context's current state: it is used instead of
-    /// evaluating the item again (an allow does not depend on the interaction policy).
+    /// evaluating the item again (an allow does not depend on the interaction policy). The
+    /// prompt is made only when someone is asked.
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
-        interaction: InteractionPolicy, prompt: String, audited kind: AuditEvent.Kind? = nil, ruleIDs: [String] = [],
-        allowed: Decision? = nil
+        interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
+        ruleIDs: [String] = [], allowed: Decision? = nil
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
         var known = allowed.flatMap { $0.isAllowed ? $0 : nil }
-        readBiometry(for: [control], context: context)
+        readBiometry(for: control, context: context)
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
@@ -176,7 +177,7 @@ public final class Keychain: Sendable {
                 }
             case .authenticate(let requirement):
                 let outcome = await authenticate(
-                    requirement, prompt: prompt, operation: operation, item: item, context: context)
+                    requirement, prompt: prompt(), operation: operation, item: item, context: context)
                 if case .proved = outcome { continue }
                 throw KeygateError(
                     outcome.status ?? .authFailed, "\(operation) of \(item): \(outcome)", cause: outcome.cause)

@@ -123,15 +123,17 @@ public struct Auditor: Sendable {
 
     /// Writes what `call` has collected: runs of decisions of one kind, one record each.
     private func flush(_ call: AuditCall) throws(KeygateError) {
-        let pending = call.pending.withLock { pending in
-            defer { pending = [] }
+        let taken = call.pending.withLock { pending in
+            defer { pending = AuditCall.Pending() }
             return pending
         }
-        // The usual call decides one item: one record, nothing to group.
-        if pending.count == 1 {
-            try write(pending[0])
+        // The usual call decides one item: one record, nothing to group (and no array made).
+        guard let first = taken.first else { return }
+        if taken.rest.isEmpty {
+            try write(first)
             return
         }
+        let pending = [first] + taken.rest
         var events: [AuditEvent] = []
         var index = pending.startIndex
         while index < pending.endIndex {
@@ -211,7 +213,18 @@ final class AuditCall: Sendable {
     /// The auditor's sink, so that another auditor's events are never collected here.
     let owner: ObjectIdentifier
     /// Decisions waiting to be written, in order.
-    let pending = Mutex<[AuditEvent]>([])
+    let pending = Mutex(Pending())
+
+    /// The events collected so far, in order: the first held inline, so the usual call (one
+    /// item, one event) allocates no array for it.
+    struct Pending: Sendable {
+        var first: AuditEvent?
+        var rest: [AuditEvent] = []
+
+        mutating func append(_ event: AuditEvent) {
+            if first == nil { first = event } else { rest.append(event) }
+        }
+    }
 
     init(owner: ObjectIdentifier) { self.owner = owner }
 

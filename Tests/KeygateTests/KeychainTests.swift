@@ -74,6 +74,25 @@ import Testing
     }
 
     @Test(arguments: Backend.allCases)
+    func aReadWithoutItsOwnPromptNamesTheItemsService(_ backend: Backend) async throws {
+        // The default prompt is made only when someone is asked: it must still say what is read.
+        let fixture = try KeychainFixture(backend)
+        try await Self.add(fixture, service: "mail", account: "a", flags: .userPresence, value: "va")
+        try await Self.add(fixture, service: "plain", account: "a", value: "vp")
+        let plain = try await fixture.keychain.copyMatching(Self.read("plain", account: "a"))
+        #expect(plain.compactMap { text($0.data) } == ["vp"])
+        #expect(fixture.authenticator.prompts.isEmpty, "a plain item asks no one")
+        let items = try await fixture.keychain.copyMatching(Self.read("mail", account: "a"))
+        #expect(items.compactMap { text($0.data) } == ["va"])
+        #expect(
+            fixture.authenticator.prompts == [
+                .init(
+                    factor: .biometry, text: "Read mail", operation: .read,
+                    item: ItemIdentity(accessGroup: "group.app", account: "a", service: "mail"))
+            ])
+    }
+
+    @Test(arguments: Backend.allCases)
     func cancelAnywhereFailsTheWholeCall(_ backend: Backend) async throws {
         // spec §5: user cancels → the whole call fails with errSecUserCanceled; nothing is lost.
         let fixture = try KeychainFixture(backend)
