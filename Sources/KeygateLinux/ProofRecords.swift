@@ -35,6 +35,9 @@ public struct ProofRecords: Sendable {
         var enrollment: String?
     }
 
+    /// The environment variables ``open(directory:environment:)`` reads.
+    public static let variables = ["XDG_SESSION_ID"]
+
     /// The records of this user, boot and session in `directory` (created 0700 when
     /// missing), or nil when there is no runtime directory at all.
     /// - Throws: `errSecIO` when the directory is not a private directory of this user

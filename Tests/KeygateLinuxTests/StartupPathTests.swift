@@ -15,6 +15,23 @@ import Testing
         #expect(CurrentProcess.executable == String(cString: resolved))
     }
 
+    /// The few variables the CLI's wiring reads are what the whole environment has for them,
+    /// and the paths made from them are the same.
+    @Test func theVariablesReadAreTheEnvironmentsOwn() throws {
+        let whole = ProcessEnvironment.current()
+        let names = StandardPaths.variables + ProofRecords.variables + ["KEYGATE_TEST_SURELY_UNSET"]
+        let some = ProcessEnvironment.values(names)
+        #expect(some == whole.filter { names.contains($0.key) })
+        #expect(some["KEYGATE_TEST_SURELY_UNSET"] == nil)
+        let variables = ["HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1", "PATH": "/bin", "XDG_DATA_HOME": "/d"]
+        let fromAll = try StandardPaths(application: "keygate", environment: variables)
+        let fromSome = try StandardPaths(
+            application: "keygate", environment: variables.filter { StandardPaths.variables.contains($0.key) })
+        #expect(fromSome.dataDirectory == fromAll.dataDirectory)
+        #expect(fromSome.ledgerDirectory == fromAll.ledgerDirectory)
+        #expect(fromSome.runtimeDirectory == fromAll.runtimeDirectory)
+    }
+
     /// A lockout is read without the ledger's lock: it is still seen when the lock file cannot
     /// be opened (a directory in its place), where reading under the lock found no lockout.
     @Test func aLockoutIsSeenWhenTheLockCannotBeTaken() throws {
