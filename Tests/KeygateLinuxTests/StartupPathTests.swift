@@ -32,6 +32,25 @@ import Testing
         #expect(fromSome.runtimeDirectory == fromAll.runtimeDirectory)
     }
 
+    /// Trimming slices between the first and last other character, with the same result as
+    /// dropping whitespace from both ends character by character.
+    @Test(arguments: ["  a b \n", "", " \t\n ", "x", "\u{2003}é\r\n", "a\n\nb", "\n\u{301}x "])
+    func trimmingKeepsTheMiddle(_ text: String) {
+        let dropped = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        #expect(text.trimmingWhitespace == dropped)
+        #expect(text.dropFirst(0).trimmingWhitespace == dropped)
+    }
+
+    /// Proof records are keyed by this boot's id, read with one `read`: the kernel's text
+    /// without its line end.
+    @Test func proofRecordsCarryThisBootsID() throws {
+        let directory = try TemporaryDirectory()
+        let records = try #require(try ProofRecords.open(directory: directory.path + "/run", environment: [:]))
+        let text = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        #expect(records.bootID == text.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(records.bootID.count == 36)
+    }
+
     /// A lockout is read without the ledger's lock: it is still seen when the lock file cannot
     /// be opened (a directory in its place), where reading under the lock found no lockout.
     @Test func aLockoutIsSeenWhenTheLockCannotBeTaken() throws {
