@@ -51,8 +51,13 @@ public struct FileAttemptLedger: AttemptLedger {
     }
 
     /// The end of `factor`'s lockout when it is locked out at `now`, else nil.
+    ///
+    /// Read without the lock: every change replaces the file whole (``LockedFile/write(_:)``
+    /// renames a complete file into place), so a read sees the ledger before or after any
+    /// change, as it would queued behind the lock; a plain `get` then costs one `lstat` here
+    /// (the file is absent until a first failure), not an open, two `flock`s and a close.
     public func lockout(of factor: Factor, at now: Timestamp) -> Timestamp? {
-        let record = ((try? file.withLock { load() }) ?? [:])[factor.rawValue]?.record ?? AttemptRecord()
+        let record = load()[factor.rawValue]?.record ?? AttemptRecord()
         return record.isLockedOut(at: now) ? record.lockedUntil : nil
     }
 

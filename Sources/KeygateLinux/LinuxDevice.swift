@@ -37,6 +37,9 @@ public struct LinuxDevice: DeviceStateSource {
     private let onWarning: @Sendable (String) -> Void
     private let logindTimeoutMicroseconds: UInt64
 
+    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:logindTimeout:onWarning:)``).
+    public static let variables = ["XDG_SESSION_ID", "DBUS_SYSTEM_BUS_ADDRESS", "KEYGATE_ENROLLMENT_FILE"]
+
     /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
     /// - Parameters:
     ///   - mode: where the lock state comes from.

@@ -18,6 +18,14 @@ public enum ProcessEnvironment {
         return variables
     }
 
+    /// The variables among `names` that are set, by name (as ``current()`` has them, without
+    /// copying the rest of the environment).
+    public static func values(_ names: [String]) -> [String: String] {
+        var variables: [String: String] = [:]
+        for name in names { variables[name] = value(name) }
+        return variables
+    }
+
     /// The variable `name`, or nil when it is not set (`getenv`).
     public static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }

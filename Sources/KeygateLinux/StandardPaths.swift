@@ -25,6 +25,9 @@ public struct StandardPaths: Hashable, Sendable {
     /// The audit trail.
     public var auditTrail: String { dataDirectory + "/audit.jsonl" }
 
+    /// The environment variables ``init(application:environment:)`` reads.
+    public static let variables = ["XDG_DATA_HOME", "HOME", "XDG_RUNTIME_DIR"]
+
     /// The paths of `application` (a reverse-DNS name such as `com.example.app`, or `keygate`).
     /// - Throws: `errSecParam` for a name that is empty, `.` or `..`, has a `/` or a control
     ///   character; `errSecNotAvailable` when neither `XDG_DATA_HOME` nor `HOME` is an absolute path.

@@ -138,8 +138,11 @@ public final class SQLiteItemStore: ItemStore {
         return status.st_size == 0
     }
 
-    /// Creates the directory and its missing parents (0700); leaves existing ones.
+    /// Creates the directory and its missing parents (0700); leaves existing ones. The directory
+    /// itself is tried first: when it exists (every open but the first), that is one `mkdir`
+    /// instead of one per component.
     private static func makeDirectories(_ directory: String) throws(KeygateError) {
+        if directory.hasPrefix("/") && (mkdir(directory, 0o700) == 0 || errno == EEXIST) { return }
         var current = ""
         for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + String(part)  // String(Substring): not the generic append(contentsOf:)

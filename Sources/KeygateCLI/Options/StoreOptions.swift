@@ -65,8 +65,17 @@ struct StorePaths: Sendable, Equatable {
 
     /// Creates `directory` and its missing parents, each 0700 (best effort: the ledger reports
     /// what it then cannot open). With `mkdir`, not `FileManager`: a `get` never sets up
-    /// FileManager or the metadata of its attribute dictionary.
+    /// FileManager or the metadata of its attribute dictionary. The directory itself is tried
+    /// first: when it exists, or only it was missing, that is one `mkdir` instead of one per
+    /// component.
     static func makeDirectories(_ directory: String) {
+        if directory.hasPrefix("/") {
+            if mkdir(directory, 0o700) == 0 {
+                chmod(directory, 0o700)
+                return
+            }
+            if errno == EEXIST { return }
+        }
         var current = ""
         for part in directory.utf8.split(separator: UInt8(ascii: "/")) {
             current += "/" + String(decoding: part, as: UTF8.self)

@@ -8,8 +8,8 @@ enum LinuxWiring {
     /// safely (a warning on `console` says why).
     static func proofRecords(_ console: Console) -> ProofRecords? {
         do {
-            // One copy of the environment for both (each default would read all of it again).
-            let environment = ProcessEnvironment.current()
+            // Only the variables the two read (each default would copy the whole environment).
+            let environment = ProcessEnvironment.values(StandardPaths.variables + ProofRecords.variables)
             let paths = try? StandardPaths(application: "keygate", environment: environment)
             return try ProofRecords.open(directory: paths?.runtimeDirectory, environment: environment)
         } catch {
@@ -24,6 +24,7 @@ enum LinuxWiring {
     ) -> LinuxDevice {
         LinuxDevice(
             mode: mode, proofRecords: records, attemptLedger: ledger,
+            environment: ProcessEnvironment.values(LinuxDevice.variables),
             onWarning: { console.err("keygate: warning: \($0)") })
     }
 }

@@ -39,21 +39,24 @@ struct SearchShape {
     /// ``SQLiteItemStore/columns`` without the names it fixes (the parameters stay in the order
     /// of ``bind(_:to:)`` in both forms).
     func sql(_ filter: ItemFilter) -> String {
+        // Appended piece by piece: the standard library's `joined(separator:)` on `[String]` is
+        // not specialised, and its run-time lookup of `[String]: BidirectionalCollection` scans
+        // all the executable's conformances (0.03 ms of every process that reads).
         let fixed = fixedNames(filter)
-        let selected = [
-            "id", fixed.group == nil ? "agrp" : nil, fixed.account == nil ? "acct" : nil,
-            fixed.service == nil ? "svce" : nil, "sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value",
-        ].compactMap { $0 }.joined(separator: ", ")
-        var clauses = [
-            "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
-        ]
+        var selected = "id"
+        if fixed.group == nil { selected += ", agrp" }
+        if fixed.account == nil { selected += ", acct" }
+        if fixed.service == nil { selected += ", svce" }
+        selected += ", sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
+        var condition = "agrp IN ("
+        for index in filter.accessGroups.indices { condition += index == 0 ? "?" : ", ?" }
+        condition += ")"
         for (bit, clause) in [
             (Self.service, "svce = ?"), (Self.account, "acct = ?"), (Self.label, "labl = ?"),
             (Self.generic, "gena = ?"), (Self.synchronizable, "sync = ?"), (Self.protection, "pdmn = ?"),
         ] where conditions & bit != 0 {
-            clauses.append(clause)
+            condition += " AND " + clause
         }
-        let condition = clauses.joined(separator: " AND ")
         // With the account and service fixed, the primary-key index finds at most two rows per
         // access group: they come unordered (an ORDER BY would make SQLite copy them, values and
         // all, into a sorter on every read) and the store orders them by id. Any wider search (a
