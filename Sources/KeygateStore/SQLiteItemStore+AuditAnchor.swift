@@ -41,9 +41,7 @@ extension SQLiteItemStore: AuditAnchorStore {
             try connection.execute("PRAGMA synchronous = NORMAL")
             do throws(KeygateError) {
                 try connection.transaction { () throws(KeygateError) in
-                    try connection.statement("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([
-                        .text(Self.anchorName(trail)), .text(head.line),
-                    ])
+                    try Self.writeAnchor(head, for: trail, connection)
                 }
             } catch {
                 try connection.execute("PRAGMA synchronous = FULL")
@@ -59,23 +57,32 @@ extension SQLiteItemStore: AuditAnchorStore {
         offeredAnchors.withLock { $0[trail] = head }
     }
 
-    /// Writes the anchors offered so far, in the write transaction `connection` has open.
-    /// - Returns: what was written, for ``forgetWrittenAnchors(_:)`` once it is committed.
-    func writeOfferedAnchors(_ connection: SQLiteConnection) throws(KeygateError) -> [String: AuditHead] {
-        let offered = offeredAnchors.withLock { $0 }
-        for (trail, head) in offered {
-            try connection.statement(.saveAnchor, "INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([
-                .text(Self.anchorName(trail)), .text(head.line),
-            ])
+    /// Runs `body` in a write transaction of `connection` (an item write) that also writes the
+    /// anchors offered so far, at no extra commit; once it is committed they are forgotten
+    /// (not ones offered since).
+    func itemTransaction<T>(
+        _ connection: SQLiteConnection, _ body: () throws(KeygateError) -> T
+    ) throws(KeygateError) -> T {
+        var written: [String: AuditHead] = [:]
+        let result = try connection.transaction { () throws(KeygateError) -> T in
+            let result = try body()
+            written = offeredAnchors.withLock { $0 }
+            for (trail, head) in written { try Self.writeAnchor(head, for: trail, connection) }
+            return result
         }
-        return offered
-    }
-
-    /// Forgets the offers `written` committed (not ones made since).
-    func forgetWrittenAnchors(_ written: [String: AuditHead]) {
-        guard !written.isEmpty else { return }
+        guard !written.isEmpty else { return result }
         offeredAnchors.withLock { offered in
             for (trail, head) in written where offered[trail] == head { offered[trail] = nil }
         }
+        return result
+    }
+
+    /// Writes `head` as the anchor of `trail`, in the transaction `connection` has open.
+    private static func writeAnchor(
+        _ head: AuditHead, for trail: String, _ connection: SQLiteConnection
+    ) throws(KeygateError) {
+        try connection.statement(.saveAnchor, "INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([
+            .text(anchorName(trail)), .text(head.line),
+        ])
     }
 }

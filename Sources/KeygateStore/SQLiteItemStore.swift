@@ -262,8 +262,7 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((item.fields, controlText, box))
         }
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
-            var anchors: [String: AuditHead] = [:]
-            let records = try connection.transaction { () throws(KeygateError) -> [ItemRecord] in
+            try itemTransaction(connection) { () throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
                 records.reserveCapacity(sealed.count)
                 for (fields, controlText, box) in sealed {
@@ -282,11 +281,8 @@ public final class SQLiteItemStore: ItemStore {
                             id: ItemID(connection.lastInsertID), fields: fields,
                             sealed: .encrypted(nonce: box.nonce, ciphertext: box.ciphertext)))
                 }
-                anchors = try writeOfferedAnchors(connection)
                 return records
             }
-            forgetWrittenAnchors(anchors)
-            return records
         }
     }
 
@@ -315,8 +311,7 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((replacement.id, replacement.fields, controlText, box, replacement.expected))
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            var anchors: [String: AuditHead] = [:]
-            try connection.transaction { () throws(KeygateError) in
+            try itemTransaction(connection) { () throws(KeygateError) in
                 for entry in sealed {
                     if let expected = entry.expected {
                         // A record of another store holds no nonce of ours: it never matches.
@@ -356,23 +351,18 @@ public final class SQLiteItemStore: ItemStore {
                             .duplicateItem, "an item \(entry.fields.identity) already exists", cause: error.cause)
                     }
                 }
-                anchors = try writeOfferedAnchors(connection)
             }
-            forgetWrittenAnchors(anchors)
         }
     }
 
     /// Deletes items in one transaction.
     public func delete(_ ids: [ItemID]) throws(KeygateError) {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            var anchors: [String: AuditHead] = [:]
-            try connection.transaction { () throws(KeygateError) in
+            try itemTransaction(connection) { () throws(KeygateError) in
                 for id in ids {
                     try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([.integer(id.rawValue)])
                 }
-                anchors = try writeOfferedAnchors(connection)
             }
-            forgetWrittenAnchors(anchors)
         }
     }
 

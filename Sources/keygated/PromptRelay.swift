@@ -126,27 +126,16 @@ final class PromptRelay: PassphraseSource {
         }
         let deadline = FrameReader.monotonicMilliseconds() + Int64(timeoutSeconds) * 1000
         while true {
-            switch reader.next(deadline: deadline) {
-            case .frame(var frame):
-                defer { frame.wipe() }
-                switch act(on: frame) {
-                case .answered(let passphrase): return passphrase
-                case .ended: return nil
-                case .carryOn: continue
-                }
-            case .timedOut:
+            switch outcome(of: reader.next(deadline: deadline)) {
+            case .answered(let passphrase): return passphrase
+            case .ended: return nil
+            case .carryOn: continue
+            case nil:
                 state.withLock { state in
                     state.ended = true
                     state.ending = .timedOut
                     state.timedOut = requestID
                 }
-                return nil
-            case .closed:
-                lose(.disconnected)
-                return nil
-            case .broken(let error):
-                wire.refuse(error)
-                lose(.refused)
                 return nil
             }
         }
@@ -175,22 +164,30 @@ final class PromptRelay: PassphraseSource {
     /// one of them ended it (a `cancel`, a disconnect, a frame out of order).
     private func readArrived() -> Bool {
         while true {
-            switch reader.next(deadline: 0) {
-            case .frame(var frame):
-                defer { frame.wipe() }
-                switch act(on: frame) {
-                case .answered, .ended: return false
-                case .carryOn: continue
-                }
-            case .timedOut: return true
-            case .closed:
-                lose(.disconnected)
-                return false
-            case .broken(let error):
-                wire.refuse(error)
-                lose(.refused)
-                return false
+            switch outcome(of: reader.next(deadline: 0)) {
+            case .answered, .ended: return false
+            case .carryOn: continue
+            case nil: return true
             }
+        }
+    }
+
+    /// What one read of the socket means for the request: a frame acted on (``act(on:)``), a
+    /// disconnect or bytes that are no frame ending it; nil when nothing (whole) came in time.
+    private func outcome(of read: FrameReader.Read) -> Outcome? {
+        switch read {
+        case .frame(var frame):
+            defer { frame.wipe() }
+            return act(on: frame)
+        case .timedOut:
+            return nil
+        case .closed:
+            lose(.disconnected)
+            return .ended
+        case .broken(let error):
+            wire.refuse(error)
+            lose(.refused)
+            return .ended
         }
     }
 
