@@ -82,6 +82,9 @@ extension Keychain {
         }
     }
 
+    /// The notes of an attributes-only read's record: one array shared by every item a list names.
+    static let attributesOnlyNotes: [AuditNote] = [.attributesOnly]
+
     func performCopyMatching(_ query: ItemQuery, context given: AuthenticationContext?) async throws(KeygateError)
         -> [MatchedItem]
     {
@@ -105,6 +108,7 @@ extension Keychain {
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
         let found = try candidates(filter, context: context)
+        results.reserveCapacity(min(limit, found.alive.count))
         for (record, sweep) in zip(found.alive, found.sweeps) where results.count < limit {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
@@ -120,7 +124,7 @@ extension Keychain {
                     AuditEvent(
                         kind: .read, item: fields.identity,
                         accessControl: fields.accessControl.textForm,
-                        decision: .allow, notes: [.attributesOnly]))
+                        decision: .allow, notes: Self.attributesOnlyNotes))
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
@@ -383,17 +387,19 @@ extension Keychain {
         state.interaction = .fail
         let now = context.clock.now()
         var found = Candidates(state: state)
+        found.sweeps.reserveCapacity(records.count)
         var gone: [ItemID] = []
-        for record in records {
+        // Where the removed records were, in order: the records found are the candidates as
+        // they are (no copy of a list's hundreds of thousands) unless some were removed.
+        var goneIndices: [Int] = []
+        for (index, record) in records.enumerated() {
             if let damage = record.damage {
-                found.alive.append(record)
                 found.sweeps.append(.damaged(damage))
                 continue
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard case .invalidated(let why) = decision.denial else {
-                found.alive.append(record)
                 found.sweeps.append(.decided(decision))
                 continue
             }
@@ -407,6 +413,21 @@ extension Keychain {
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
                     decision: .allow, reasons: Array(decision.reasons), notes: notes))
             gone.append(record.id)
+            goneIndices.append(index)
+        }
+        if goneIndices.isEmpty {
+            found.alive = records
+        } else {
+            found.alive.reserveCapacity(records.count - goneIndices.count)
+            var removed = goneIndices.makeIterator()
+            var nextRemoved = removed.next()
+            for (index, record) in records.enumerated() {
+                if index == nextRemoved {
+                    nextRemoved = removed.next()
+                    continue
+                }
+                found.alive.append(record)
+            }
         }
         if !gone.isEmpty {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed

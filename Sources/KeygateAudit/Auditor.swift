@@ -121,7 +121,8 @@ public struct Auditor: Sendable {
     /// the program (twice) before it answers.
     private var discards: Bool { type(of: sink) == NoopAuditSink.self }
 
-    /// Writes what `call` has collected: runs of decisions of one kind, one record each.
+    /// Writes what `call` has collected: runs of decisions of one kind, one record each
+    /// (``AuditCall/Pending`` groups them as they come).
     private func flush(_ call: AuditCall) throws(KeygateError) {
         let taken = call.pending.withLock { pending in
             defer { pending = AuditCall.Pending() }
@@ -133,31 +134,8 @@ public struct Auditor: Sendable {
             try write(first)
             return
         }
-        let pending = [first] + taken.rest
-        var events: [AuditEvent] = []
-        var index = pending.startIndex
-        while index < pending.endIndex {
-            var event = pending[index]
-            var length = event.estimatedLength
-            var next = index + 1
-            // A record stays well under the longest line a trail may hold: a call that decided
-            // many items writes a few records rather than one too long to write.
-            while next < pending.endIndex, pending[next].kind == event.kind,
-                length + pending[next].estimatedLength <= AuditRecord.maximumLineLength / 4
-            {
-                length += pending[next].estimatedLength
-                event.more.append(pending[next])
-                next += 1
-            }
-            events.append(event)
-            index = next
-        }
         // One sink call for the call's records: the file sink writes and flushes them together.
-        if events.count == 1 {
-            try write(events[0])
-        } else if !events.isEmpty {
-            try write(events)
-        }
+        try write([first] + taken.rest)
     }
 
     /// Which auditor (this one or a copy of it) a collecting call belongs to.
@@ -215,14 +193,45 @@ final class AuditCall: Sendable {
     /// Decisions waiting to be written, in order.
     let pending = Mutex(Pending())
 
-    /// The events collected so far, in order: the first held inline, so the usual call (one
-    /// item, one event) allocates no array for it.
+    /// The records collected so far, in order, each a run of decisions of one kind (the
+    /// first decision with the rest in its ``AuditEvent/more``), grouped as the decisions come:
+    /// a call that decides many items (a list of hundreds of thousands) holds a few thousand
+    /// records, never an array of every decision to be grouped later. The first record is held
+    /// inline, so the usual call (one item, one event) allocates no array for it.
     struct Pending: Sendable {
         var first: AuditEvent?
         var rest: [AuditEvent] = []
+        /// About how long the last record's line is (``AuditEvent/estimatedLength``), once a
+        /// second decision came (the usual call never works it out).
+        private var lastLength: Int?
 
         mutating func append(_ event: AuditEvent) {
-            if first == nil { first = event } else { rest.append(event) }
+            // No copy of a record is held while its `more` grows (that would copy the array).
+            guard first != nil else {
+                first = event
+                return
+            }
+            let length = event.estimatedLength
+            if rest.isEmpty {
+                let total = (lastLength ?? first!.estimatedLength) + length
+                if first!.kind == event.kind, Self.fits(total) {
+                    first!.more.append(event)
+                    lastLength = total
+                    return
+                }
+            } else if rest[rest.count - 1].kind == event.kind, let last = lastLength, Self.fits(last + length) {
+                rest[rest.count - 1].more.append(event)
+                lastLength = last + length
+                return
+            }
+            rest.append(event)
+            lastLength = length
+        }
+
+        /// A record stays well under the longest line a trail may hold: a call that decided
+        /// many items writes a few records rather than one too long to write.
+        private static func fits(_ length: Int) -> Bool {
+            length <= AuditRecord.maximumLineLength / 4
         }
     }
 

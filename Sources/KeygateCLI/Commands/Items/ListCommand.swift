@@ -17,6 +17,9 @@ struct ListCommand: Command {
     /// Which items to list.
     let filter: ItemFilterOptions
 
+    /// About how many bytes of lines go out in one write.
+    static let chunkSize = 65_536
+
     init(parsing arguments: ParsedArguments) {
         filter = ItemFilterOptions(arguments)
     }
@@ -28,17 +31,26 @@ struct ListCommand: Command {
                 synchronizable: .any,
                 returnAttributes: true)
             query.matchLimit = .all
-            // Lines go out about 64 KiB at a time, not one write(2) per item.
-            var chunk = ""
-            for attributes in try await session.matches(query).compactMap(\.attributes) {
-                if !chunk.isEmpty { chunk += "\n" }
-                chunk += ItemJSON.line(attributes)
-                if chunk.utf8.count >= 65_536 {
-                    context.console.out(chunk)
-                    chunk = ""
+            // Lines are laid out as bytes and go out about 64 KiB at a time, not one write(2)
+            // per item; output is best effort, like every message (a closed pipe ends it).
+            var writer = ItemJSONWriter(asciiOnly: true, capacity: Self.chunkSize + 4096)
+            var writable = true
+            func flush() {
+                if writable, !writer.bytes.isEmpty {
+                    do throws(KeygateError) {
+                        try context.console.output.write(writer.bytes)
+                    } catch {
+                        writable = false
+                    }
                 }
+                writer.removeAll()
             }
-            if !chunk.isEmpty { context.console.out(chunk) }
+            for item in try await session.matches(query) {
+                guard let attributes = item.attributes else { continue }
+                writer.append(attributes, newline: true)
+                if writer.bytes.count >= Self.chunkSize { flush() }
+            }
+            flush()
         }
         return .success
     }

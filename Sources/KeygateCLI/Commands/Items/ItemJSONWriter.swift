@@ -1,0 +1,165 @@
+import Keygate
+import KeygatePolicy
+
+/// Lays out `keygate list`'s JSON lines straight into bytes: one growing buffer for many
+/// items, no `String` built per item or per member.
+///
+/// The text is exactly what ``ItemJSON/render(_:)`` describes (the members in that order, strings
+/// escaped as ``KeygatePolicy/JSONValue`` escapes them: `"`, `\`, `\n`, `\r`, `\t`, and other
+/// C0 characters as `\u00xx`). With `asciiOnly`, every non-ASCII character is written as
+/// `\uxxxx` escapes of its UTF-16 units (lowercase hex), as ``ItemJSON/line(_:)`` promises. The members an access control gives (`accessible`, `accessControl`, `text`) are
+/// rendered once per distinct access control and copied for the items that share it.
+struct ItemJSONWriter {
+    /// The text laid out so far.
+    private(set) var bytes: [UInt8] = []
+    /// Whether non-ASCII characters are escaped.
+    let asciiOnly: Bool
+    /// The access-control members rendered most recently, the latest first.
+    private var controls: [(control: AccessControl, text: [UInt8])] = []
+    /// How many rendered access controls are kept.
+    private static let controlCount = 4
+
+    /// An empty writer; `capacity` bytes are reserved.
+    init(asciiOnly: Bool, capacity: Int = 0) {
+        self.asciiOnly = asciiOnly
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends `attributes`' JSON object, then a newline when `newline` is set.
+    mutating func append(_ attributes: ItemAttributes, newline: Bool) {
+        let identity = attributes.identity
+        literal(#"{"service": "#)
+        quoted(identity.service)
+        literal(#", "account": "#)
+        quoted(identity.account)
+        literal(#", "accessGroup": "#)
+        quoted(identity.accessGroup)
+        literal(identity.synchronizable ? #", "synchronizable": true"# : #", "synchronizable": false"#)
+        literal(#", "label": "#)
+        if let label = attributes.label { quoted(label) } else { literal("null") }
+        controlMembers(attributes.accessControl)
+        literal(#", "created": "#)
+        decimal(attributes.created.nanoseconds / 1_000_000_000)
+        literal(#", "modified": "#)
+        decimal(attributes.modified.nanoseconds / 1_000_000_000)
+        bytes.append(UInt8(ascii: "}"))
+        if newline { bytes.append(UInt8(ascii: "\n")) }
+    }
+
+    /// Empties the buffer, keeping its capacity (after its bytes were written out).
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: - Members
+
+    /// `, "accessible": …, "accessControl": …, "text": …` for `control`: copied when it was
+    /// rendered for a recent item, rendered (and kept) otherwise.
+    private mutating func controlMembers(_ control: AccessControl) {
+        for index in controls.indices where controls[index].control == control {
+            if index > 0 { controls.swapAt(index, 0) }
+            bytes.append(contentsOf: controls[0].text)
+            return
+        }
+        let start = bytes.count
+        literal(#", "accessible": "#)
+        quoted(control.protection.name)
+        literal(#", "accessControl": "#)
+        if control.flags.isEmpty { literal("null") } else { quoted(control.flags.description) }
+        literal(#", "text": "#)
+        quoted(control.textForm)
+        if controls.count >= Self.controlCount { controls.removeLast() }
+        controls.insert((control, Array(bytes[start...])), at: 0)
+    }
+
+    // MARK: - Text
+
+    /// Appends ASCII text that needs no escaping (the keys and punctuation).
+    private mutating func literal(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `text` as a JSON string.
+    private mutating func quoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        let contiguous: Void? = text.utf8.withContiguousStorageIfAvailable { escaped($0) }
+        if contiguous == nil { Array(text.utf8).withUnsafeBufferPointer { escaped($0) } }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the UTF-8 `text` with JSON's escapes: runs that need none are copied whole.
+    private mutating func escaped(_ text: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        var index = 0
+        while index < text.count {
+            let byte = text[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && (byte < 0x80 || !asciiOnly) {
+                index += 1
+                continue
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<index]))
+            if byte < 0x80 {
+                switch byte {
+                case 0x22: literal(#"\""#)
+                case 0x5C: literal(#"\\"#)
+                case 0x0A: literal(#"\n"#)
+                case 0x0D: literal(#"\r"#)
+                case 0x09: literal(#"\t"#)
+                default: unicodeEscape(UInt16(byte))
+                }
+                index += 1
+            } else {
+                index = escapeScalar(in: text, at: index)
+            }
+            start = index
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<index]))
+    }
+
+    /// Appends the non-ASCII scalar whose UTF-8 sequence starts at `index` of `text` as `\u`
+    /// escapes of its UTF-16 units; returns the index after the sequence. (A `String`'s bytes
+    /// are valid UTF-8.)
+    private mutating func escapeScalar(in text: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+        let lead = text[index]
+        let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+        var value = UInt32(lead) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
+        for offset in 1..<length where index + offset < text.count {
+            value = value << 6 | UInt32(text[index + offset] & 0x3F)
+        }
+        if value > 0xFFFF {
+            let rest = value - 0x10000
+            unicodeEscape(UInt16(0xD800 + (rest >> 10)))
+            unicodeEscape(UInt16(0xDC00 + (rest & 0x3FF)))
+        } else {
+            unicodeEscape(UInt16(value))
+        }
+        return index + length
+    }
+
+    /// Appends `\u` and `unit` as four lowercase hex digits.
+    private mutating func unicodeEscape(_ unit: UInt16) {
+        let digits: StaticString = "0123456789abcdef"
+        literal(#"\u"#)
+        digits.withUTF8Buffer { hex in
+            for shift in stride(from: 12, through: 0, by: -4) {
+                bytes.append(hex[Int((unit >> UInt16(shift)) & 0xF)])
+            }
+        }
+    }
+
+    /// Appends `value` in decimal.
+    private mutating func decimal(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // At most 20 digits; laid out from the end of a small stack buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+}
