@@ -100,7 +100,10 @@ extension Keychain {
                 guard count >= 1 else { throw KeygateError(.param, "a match limit must be at least 1") }
                 limit = count
             }
-            filter = try self.filter(query)
+            var search = try self.filter(query)
+            // Attributes only: the store need not read a single value.
+            search.withoutValues = !query.returnData
+            filter = search
             context = try self.context(given)
         } catch {
             throw refused(.read, query, error)

@@ -167,6 +167,10 @@ public struct ItemFilter: Hashable, Sendable {
     public var synchronizable: Bool?
     /// The protection class must equal this.
     public var protection: ProtectionClass?
+    /// When set, the records found carry no sealed value (a search for attributes only, such
+    /// as a list): a store may leave the value unread, and opening or verifying such a record
+    /// fails with `errSecDecode`. A store that reads values anyway returns them.
+    public var withoutValues = false
 
     /// A filter.
     public init(

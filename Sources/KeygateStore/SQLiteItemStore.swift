@@ -183,8 +183,9 @@ public final class SQLiteItemStore: ItemStore {
             try shape.bind(filter, to: statement)
             return try rows.withLock { (cache: inout ParsedRowCache) throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
+                let values = shape.readsValues
                 while try statement.step() {
-                    records.append(try Self.record(from: statement, known: known, cache: &cache))
+                    records.append(try Self.record(from: statement, known: known, values: values, cache: &cache))
                 }
                 if !shape.isOrdered && records.count > 1 { records.sort { $0.id.rawValue < $1.id.rawValue } }
                 return records
@@ -193,9 +194,12 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     /// The record in the current row of `row`: a select of ``columns`` without the name columns
-    /// `known` gives (the query fixed them, so their bytes are the filter's).
+    /// `known` gives (the query fixed them, so their bytes are the filter's), and without the
+    /// value columns unless `values` (a record without them is sealed with nothing: an empty
+    /// nonce, which no stored value has, and ``open(_:)`` refuses).
     static func record(
-        from row: SQLiteStatement, known: FixedNames = FixedNames(), cache: inout ParsedRowCache
+        from row: SQLiteStatement, known: FixedNames = FixedNames(), values: Bool = true,
+        cache: inout ParsedRowCache
     ) throws(KeygateError) -> ItemRecord {
         var column: Int32 = 0
         func next() -> Int32 {
@@ -227,8 +231,8 @@ public final class SQLiteItemStore: ItemStore {
         let fields = ItemFields(
             identity: identity, label: label, generic: generic, accessControl: control,
             created: Timestamp(nanoseconds: row.integer(next())), modified: Timestamp(nanoseconds: row.integer(next())))
-        let nonce = row.blob(next()) ?? []
-        let ciphertext = row.blob(next()) ?? []
+        let nonce = values ? row.blob(next()) ?? [] : []
+        let ciphertext = values ? row.blob(next()) ?? [] : []
         return ItemRecord(
             id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext),
             damage: damage.map { "item #\(id) is damaged or was tampered with: \($0)" })
@@ -239,6 +243,11 @@ public final class SQLiteItemStore: ItemStore {
         if let damage = item.damage { throw KeygateError(.decode, damage, condition: .damagedItem) }
         guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store", condition: .foreignRecord)
+        }
+        guard !nonce.isEmpty else {
+            throw KeygateError(
+                .decode, "item #\(item.id.rawValue) was read without its value (a search for attributes only)",
+                condition: .foreignRecord)
         }
         let associatedData = rows.withLock { $0.associatedData(fields: item.fields) }
         do {

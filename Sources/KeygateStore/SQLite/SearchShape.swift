@@ -13,7 +13,9 @@ struct SearchShape {
     private static let synchronizable: UInt8 = 1 << 4
     private static let protection: UInt8 = 1 << 5
     /// How many condition bits there are.
-    static let bitCount = 6
+    /// Not a condition: the value columns are left out (``ItemFilter/withoutValues``).
+    private static let withoutValues: UInt8 = 1 << 6
+    static let bitCount = 7
 
     init(_ filter: ItemFilter) {
         var bits: UInt8 = 0
@@ -23,6 +25,7 @@ struct SearchShape {
         if filter.generic != nil { bits |= Self.generic }
         if filter.synchronizable != nil { bits |= Self.synchronizable }
         if filter.protection != nil { bits |= Self.protection }
+        if filter.withoutValues { bits |= Self.withoutValues }
         conditions = bits
     }
 
@@ -47,7 +50,8 @@ struct SearchShape {
         if fixed.group == nil { selected += ", agrp" }
         if fixed.account == nil { selected += ", acct" }
         if fixed.service == nil { selected += ", svce" }
-        selected += ", sync, labl, gena, pdmn, accc, cdat, mdat, nonce, value"
+        selected += ", sync, labl, gena, pdmn, accc, cdat, mdat"
+        if readsValues { selected += ", nonce, value" }
         var condition = "agrp IN ("
         for index in filter.accessGroups.indices { condition += index == 0 ? "?" : ", ?" }
         condition += ")"
@@ -66,6 +70,9 @@ struct SearchShape {
         guard isOrdered else { return "SELECT \(selected) FROM items WHERE \(condition)" }
         return "SELECT \(selected) FROM items WHERE id IN (SELECT id FROM items WHERE \(condition)) ORDER BY id"
     }
+
+    /// Whether the rows include the sealed value (`nonce`, `value`).
+    var readsValues: Bool { conditions & Self.withoutValues == 0 }
 
     /// Whether ``sql(_:)`` returns the rows in id order; otherwise (a point read: service and
     /// account given) the caller orders its few rows.
