@@ -110,9 +110,10 @@ extension Keychain {
         }
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
-        let found = try candidates(filter, context: context)
+        // Attributes only: no read decision is kept per item (none is used).
+        let found = try candidates(filter, context: context, decisions: query.returnData)
         results.reserveCapacity(min(limit, found.alive.count))
-        for (record, sweep) in zip(found.alive, found.sweeps) where results.count < limit {
+        for (index, record) in found.alive.enumerated() where results.count < limit {
             let fields = record.fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
@@ -131,6 +132,7 @@ extension Keychain {
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
             }
+            let sweep = found.sweeps[index]
             if case .damaged(let damage) = sweep { throw refuseDamaged(record, damage, .read) }
             // Made only when someone is asked (a plain read asks no one).
             func prompt() -> String { query.operationPrompt ?? "Read \(fields.identity.service)" }
@@ -355,6 +357,7 @@ extension Keychain {
         var alive: [ItemRecord] = []
         /// What the search found about each record, in order: its read decision, or the damage
         /// that keeps it from being decided (checked here once per call; nothing checks again).
+        /// Empty when the search kept no decisions (``Keychain/candidates(_:context:decisions:)``).
         var sweeps: [Sweep] = []
         /// The state those decisions were made on (interaction `fail`).
         var state: AuthenticationState?
@@ -383,27 +386,33 @@ extension Keychain {
     /// passcode or a changed enrollment set are removed from the store (audited first, as a
     /// delete naming the item's bound enrollment hash and the current one: when the record
     /// cannot be written nothing is removed) and left out.
-    func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
+    ///
+    /// Without `decisions` (a search for attributes only, which never uses them) every record is
+    /// still decided, to find the invalidated ones, but no decision or damage is kept: the
+    /// sweeps are empty.
+    func candidates(_ filter: ItemFilter, context: AuthenticationContext, decisions: Bool = true)
+        throws(KeygateError) -> Candidates
+    {
         let records = try store.items(matching: filter)
         readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
         var state = context.state
         state.interaction = .fail
         let now = context.clock.now()
         var found = Candidates(state: state)
-        found.sweeps.reserveCapacity(records.count)
+        if decisions { found.sweeps.reserveCapacity(records.count) }
         var gone: [ItemID] = []
         // Where the removed records were, in order: the records found are the candidates as
         // they are (no copy of a list's hundreds of thousands) unless some were removed.
         var goneIndices: [Int] = []
         for (index, record) in records.enumerated() {
             if let damage = record.damage {
-                found.sweeps.append(.damaged(damage))
+                if decisions { found.sweeps.append(.damaged(damage)) }
                 continue
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard case .invalidated(let why) = decision.denial else {
-                found.sweeps.append(.decided(decision))
+                if decisions { found.sweeps.append(.decided(decision)) }
                 continue
             }
             var notes: [AuditNote] = []
