@@ -232,14 +232,23 @@ func listRows(_ table: Table, scale: Scale, binary: String, home: String) {
             let copy = try fixture.copy()
             defer { removeTree(copy) }
             let environment = cliEnvironment(home)
-            let (text, ours) = timed(
+            // Timed with its peak memory: a list holds its items and the records naming them.
+            let measured = run(
                 keygate(binary, store: copy + "/items.db", trail: copy + "/audit.jsonl", ["list"]),
-                environment: environment, timeout: scale.timeoutSeconds)
+                environment: environment, timeout: Double(scale.timeoutSeconds), sampleMemory: true)
+            let (text, ours): (String, Double?) =
+                switch (measured?.status, measured?.seconds) {
+                case (nil, _), (_, nil): ("failed to start", nil)
+                case (124, _): ("> \(scale.timeoutSeconds) s (stopped)", nil)
+                case (0, let seconds?): (duration(seconds), seconds)
+                case (let status?, _): ("failed (exit \(status))", nil)
+                }
+            let memory = measured.map { " (peak RSS \(grouped($0.maxRSSKiB / 1024)) MiB)" } ?? ""
             let sql = "SELECT agrp, acct, svce, sync, labl, pdmn, accc, cdat, mdat FROM items"
             let baseline = medianRun(["sqlite3", "-json", fixture.store, sql], runs: 3)
             table.add(
                 Row(
-                    name: "keygate list, \(grouped(items + scale.largeItems)) items", ours: text,
+                    name: "keygate list, \(grouped(items + scale.largeItems)) items\(memory)", ours: text,
                     baselineName: "sqlite3 -json, same columns", baseline: baseline.map(duration) ?? "n/a",
                     ratio: ours.flatMap { o in baseline.map { ratio(o, $0) } } ?? "n/a",
                     target: items >= 200_000 ? "< 2 s" : ""))
