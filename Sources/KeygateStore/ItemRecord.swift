@@ -80,8 +80,9 @@ public struct ItemRecord: Hashable, Sendable {
 /// A value as a backend keeps it.
 package enum SealedValue: Hashable, Sendable {
     /// In memory, not encrypted (``InMemoryItemStore``), with the fields it was stored with: it
-    /// opens only for exactly those.
-    case plain(SecretData, fields: ItemFields)
+    /// opens only for exactly those. Boxed, so the fields do not make every record (the SQLite
+    /// store's too) the size of two sets of fields: a list holds hundreds of thousands.
+    indirect case plain(SecretData, fields: ItemFields)
     /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``).
     case encrypted(nonce: [UInt8], ciphertext: [UInt8])
     /// A backend outside this package: its own bytes.
