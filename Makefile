@@ -54,12 +54,14 @@ test: deps
 # executable's 4,300 Swift symbols stayed in its dynamic symbol table, which the runtime's start-up
 # dladdr (Backtrace.cpp's runtime path) scanned and faulted in, 0.05 ms of every process; nothing
 # looks our symbols up by name (libpam's are looked up in libpam).
+# --wrap=fopen: the runtime's start-up argv search (its only fopen caller) skips reading
+# /proc/self/maps once the CCommandLine hook has the arguments (Sources/CCommandLine/capture.c).
 STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libnettle.a libstdc++.a; do \
   found=$$($${CC:-cc} -print-file-name=$$archive); \
   if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
   done; echo $(CURDIR)/.build/static-libs)
 RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie \
-  -Xlinker -L$(STATIC_LIBS) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --no-export-dynamic
+  -Xlinker -L$(STATIC_LIBS) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --no-export-dynamic -Xlinker --wrap=fopen
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 
