@@ -383,20 +383,25 @@ extension Keychain {
         state.interaction = .fail
         let now = context.clock.now()
         var found = Candidates(state: state)
+        found.sweeps.reserveCapacity(records.count)
         var gone: [ItemID] = []
-        for record in records {
+        // The records kept while one is left out; nil while every record so far is kept, and then
+        // `records` itself is the answer (no second array of records made per read).
+        var alive: [ItemRecord]?
+        for (index, record) in records.enumerated() {
             if let damage = record.damage {
-                found.alive.append(record)
+                alive?.append(record)
                 found.sweeps.append(.damaged(damage))
                 continue
             }
             let control = record.fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard case .invalidated(let why) = decision.denial else {
-                found.alive.append(record)
+                alive?.append(record)
                 found.sweeps.append(.decided(decision))
                 continue
             }
+            if alive == nil { alive = Array(records[..<index]) }
             var notes: [AuditNote] = []
             if why == .enrollmentChanged {
                 notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))
@@ -412,6 +417,7 @@ extension Keychain {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
             try store.delete(gone)
         }
+        found.alive = alive ?? records
         found.removed = gone.count
         return found
     }
