@@ -18,8 +18,15 @@ final class SQLiteConnection {
     /// (``keepWALFiles()``).
     private var keepsWALFiles = false
 
+    /// Set once, before the process's first connection: SQLite's page cache allocates pages as
+    /// they are first used instead of 20 at once on a connection's first read (page faults on
+    /// memory a short `keygate` command never uses). False when SQLite was already initialised
+    /// (another part of the process opened a database first): then its defaults stand.
+    private static let lazyPageCache: Bool = keygate_sqlite_lazy_page_cache() == SQLITE_OK
+
     /// Opens an existing database file (the store creates it first, with its permissions).
     init(path: String, busyTimeoutMilliseconds: Int32) throws(KeygateError) {
+        _ = Self.lazyPageCache
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let opened else {
