@@ -64,8 +64,8 @@ enum AuditHeadFile {
     /// nil for any other text, which the parser reads as before. What it accepts the parser
     /// reads to the same head: letters and digits need no escaping, and the sequence number is
     /// plain decimal (no leading zero) that fits an `Int`.
-    static func plainHead(_ text: ArraySlice<UInt8>) -> AuditHead? {
-        var rest = text
+    static func plainHead<Bytes: Collection<UInt8>>(_ text: Bytes) -> AuditHead? {
+        var rest = text[...]
         func skip(_ literal: String) -> Bool {
             guard rest.starts(with: literal.utf8) else { return false }
             rest = rest.dropFirst(literal.utf8.count)

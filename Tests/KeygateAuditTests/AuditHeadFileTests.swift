@@ -59,4 +59,13 @@ import Testing
     func anyOtherTextIsLeftToTheParser(_ text: String) {
         #expect(AuditHeadFile.plainHead(Array(text.utf8)[...]) == nil)
     }
+
+    /// Valid heads in another layout (spacing, key order) are still read, by the parser.
+    @Test(arguments: [
+        #"{"genesis":"ab","sequence":1,"hash":"cd"}"#,
+        #"{"hash": "cd", "sequence": 1, "genesis": "ab"}"#,
+    ])
+    func aHeadInAnotherLayoutIsStillRead(_ text: String) throws {
+        #expect(try AuditHead(line: text, file: "head") == AuditHead(genesis: "ab", sequence: 1, hash: "cd"))
+    }
 }
