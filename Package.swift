@@ -108,7 +108,8 @@ let package = Package(
         .executableTarget(
             name: "keygate-bench",
             dependencies: [
-                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC", "CCommandLine",
+                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC",
+                "CCommandLine",
             ],
             path: "Benchmarks/Suite"),
 
@@ -121,7 +122,8 @@ let package = Package(
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(
-            name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient", "CCommandLine"]),
+            name: "KeygateLinuxTests",
+            dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient", "CCommandLine"]),
         .testTarget(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),

@@ -76,7 +76,9 @@ enum AuditHeadFile {
             rest = rest.dropFirst(field.count)
             return String(decoding: field, as: UTF8.self)
         }
-        func isPlain(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }
+        func isPlain(_ byte: UInt8) -> Bool {
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+        }
         guard skip(#"{"genesis": ""#) else { return nil }
         let genesis = take(while: isPlain)
         guard skip(#"", "sequence": "#) else { return nil }
