@@ -42,7 +42,9 @@ int keygate_captured_argc(void) { return captured_argc; }
 // the executable's only caller), and once this hook has the real vector, opening
 // /proc/self/maps fails as if it were missing: the grabber then keeps no argv of its own, which
 // the override makes unused. Every other fopen, and every fopen before the hook ran, is the
-// real one. Without the wrap (the debug build), nothing calls this function.
+// real one. Without the wrap (the debug build) nothing but a test calls this function, and
+// __real_fopen, declared weak, is unresolved (null): fopen is then the real one. Under the wrap,
+// __real_fopen is glibc's fopen, never null.
 extern FILE *__real_fopen(const char *path, const char *mode) __attribute__((weak));
 
 FILE *__wrap_fopen(const char *path, const char *mode) {
