@@ -69,7 +69,9 @@ let package = Package(
             ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
-        // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c).
+        // Gives the Swift runtime the real argv at start-up (a static build under LD_PRELOAD; capture.c),
+        // and, under the release link's --wrap=fopen, spares its argv search reading /proc/self/maps: every
+        // executable built with the Makefile's RELEASE_FLAGS (keygate, keygated, keygate-bench) links it.
         .target(name: "CCommandLine"),
         // The broker's wire protocol: frames, messages carrying the facade's own request types, the
         // incremental decoder.
@@ -86,7 +88,7 @@ let package = Package(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
-                "KeygatePAM",
+                "KeygatePAM", "CCommandLine",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
         .executableTarget(
@@ -105,7 +107,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium")]),
         .executableTarget(
             name: "keygate-bench",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC"],
+            dependencies: [
+                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC",
+                "CCommandLine",
+            ],
             path: "Benchmarks/Suite"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
@@ -116,7 +121,9 @@ let package = Package(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],
             exclude: ["Golden"]),
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
-        .testTarget(name: "KeygateLinuxTests", dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient"]),
+        .testTarget(
+            name: "KeygateLinuxTests",
+            dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient", "CCommandLine"]),
         .testTarget(
             name: "KeygateCLITests",
             dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),

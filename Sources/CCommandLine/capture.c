@@ -15,6 +15,10 @@
 
 #include "CCommandLine.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 extern void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc);
 
 static int captured_argc = 0;
@@ -30,3 +34,23 @@ __attribute__((section(".init_array"), used)) static void (*keygate_capture_argu
     keygate_capture_arguments;
 
 int keygate_captured_argc(void) { return captured_argc; }
+
+// The runtime's ArgvGrabber (above) also runs in every process, after this hook: it reads and
+// parses /proc/self/maps (an open, three reads of text the kernel generates for every mapping,
+// 48 sscanf calls: about 0.1 M instructions) to find the stack, only to find an argv the
+// override already gives. The release link wraps fopen (`-Xlinker --wrap=fopen`; the grabber is
+// the executable's only caller), and once this hook has the real vector, opening
+// /proc/self/maps fails as if it were missing: the grabber then keeps no argv of its own, which
+// the override makes unused. Every other fopen, and every fopen before the hook ran, is the
+// real one. Without the wrap (the debug build) nothing but a test calls this function, and
+// __real_fopen, declared weak, is unresolved (null): fopen is then the real one. Under the wrap,
+// __real_fopen is glibc's fopen, never null.
+extern FILE *__real_fopen(const char *path, const char *mode) __attribute__((weak));
+
+FILE *__wrap_fopen(const char *path, const char *mode) {
+    if (captured_argc > 0 && path != 0 && strcmp(path, "/proc/self/maps") == 0) {
+        errno = ENOENT;
+        return 0;
+    }
+    return __real_fopen ? __real_fopen(path, mode) : fopen(path, mode);
+}

@@ -140,7 +140,9 @@ extension Keychain {
     /// that was named, or the default group, is `errSecMissingEntitlement` (audited, naming
     /// the grants); other refused groups are left out, so their items are invisible.
     func entitledGroups(_ groups: [String], named: Bool) throws(KeygateError) -> [String] {
-        var allowed: [String] = []
+        // The groups allowed while one is left out; nil while every group so far is allowed, and
+        // then `groups` itself is the answer (no new array per call).
+        var allowed: [String]?
         for (position, group) in groups.enumerated() {
             let refusal: (ruleIDs: [String], reason: String)?
             switch organisationPolicy.reviewAccessGroup(group) {
@@ -149,10 +151,13 @@ extension Keychain {
             case .proceed, .require, .conditions: refusal = nil
             }
             guard let refusal else {
-                allowed.append(group)
+                allowed?.append(group)
                 continue
             }
-            guard named || position == 0 else { continue }
+            guard named || position == 0 else {
+                if allowed == nil { allowed = Array(groups[..<position]) }
+                continue
+            }
             try auditor.record(
                 AuditEvent(
                     kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
@@ -160,7 +165,7 @@ extension Keychain {
                     notes: [.organisationGrant(refusal.reason)]))
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")
         }
-        return allowed
+        return allowed ?? groups
     }
 
     static func auditKind(_ action: PolicyAction) -> AuditEvent.Kind {

@@ -38,6 +38,7 @@ enum AuditHeadFile {
         guard got > 0 else { return .missing }
         var text = bytes[..<got]
         while let last = text.last, last == 10 || last == 13 || last == 32 { text = text.dropLast() }
+        if let head = plainHead(text) { return .found(head) }
         do {
             return .found(try AuditHead(line: String(decoding: text, as: UTF8.self), file: path))
         } catch {
@@ -56,6 +57,38 @@ enum AuditHeadFile {
         if bytes.count < width - 1 { bytes += [UInt8](repeating: 32, count: width - 1 - bytes.count) }
         bytes.append(10)
         return bytes
+    }
+
+    /// The head in `text` when it is laid out exactly as ``plainBytes(of:)`` writes it (padding
+    /// removed), read without the JSON parser (a third of the trail's open in a `keygate get`);
+    /// nil for any other text, which the parser reads as before. What it accepts the parser
+    /// reads to the same head: letters and digits need no escaping, and the sequence number is
+    /// plain decimal (no leading zero) that fits an `Int`.
+    static func plainHead<Bytes: Collection<UInt8>>(_ text: Bytes) -> AuditHead? {
+        var rest = text[...]
+        func skip(_ literal: String) -> Bool {
+            guard rest.starts(with: literal.utf8) else { return false }
+            rest = rest.dropFirst(literal.utf8.count)
+            return true
+        }
+        func take(while accepted: (UInt8) -> Bool) -> String {
+            let field = rest.prefix(while: accepted)
+            rest = rest.dropFirst(field.count)
+            return String(decoding: field, as: UTF8.self)
+        }
+        func isPlain(_ byte: UInt8) -> Bool {
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+        }
+        guard skip(#"{"genesis": ""#) else { return nil }
+        let genesis = take(while: isPlain)
+        guard skip(#"", "sequence": "#) else { return nil }
+        let digits = take { (48...57).contains($0) }
+        guard skip(#", "hash": ""#) else { return nil }
+        let hash = take(while: isPlain)
+        guard skip(#""}"#), rest.isEmpty, digits == "0" || !digits.hasPrefix("0"), let sequence = Int(digits) else {
+            return nil
+        }
+        return AuditHead(genesis: genesis, sequence: UInt64(sequence), hash: hash)
     }
 
     /// ``bytes(of:)`` without the JSON renderer, or nil when the genesis or hash holds anything

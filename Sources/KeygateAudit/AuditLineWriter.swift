@@ -101,24 +101,37 @@ struct AuditLineWriter {
         raw("]")
     }
 
-    /// The evaluator's reasons, rendered (quoted and escaped), by reason: a process's
-    /// decisions give the same few reasons again and again, so each is rendered once. Bounded:
-    /// when full, it starts again empty.
-    private static let renderedReasons = Mutex<[DecisionReason: [UInt8]]>([:])
-    private static let renderedReasonLimit = 256
+    /// The evaluator's reasons, rendered (quoted and escaped), beside the reason they render:
+    /// a process's decisions give the same few reasons again and again, so each is rendered
+    /// once. A list compared with `==`, not a dictionary: a `DecisionReason`-keyed dictionary's
+    /// storage asks the runtime for `DecisionReason: Hashable` the first time, a scan of every
+    /// conformance record in the executable (about 0.2 M instructions in each `keygate get`).
+    /// Bounded: when full, it starts again empty.
+    private static let renderedReasons = Mutex<[RenderedReason]>([])
+    private static let renderedReasonLimit = 32
+
+    /// One reason and its rendered text.
+    private struct RenderedReason {
+        let reason: DecisionReason
+        let text: [UInt8]
+    }
 
     /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description.
     private mutating func reasonText(_ reason: DecisionReason) {
-        if let rendered = Self.renderedReasons.withLock({ $0[reason] }) {
-            bytes += rendered
+        let cached = Self.renderedReasons.withLock { cache -> [UInt8]? in
+            for entry in cache where entry.reason == reason { return entry.text }
+            return nil
+        }
+        if let cached {
+            bytes += cached
             return
         }
         let start = bytes.count
         string(reason.description)
-        let rendered = Array(bytes[start...])
+        let rendered = RenderedReason(reason: reason, text: Array(bytes[start...]))
         Self.renderedReasons.withLock { cache in
             if cache.count >= Self.renderedReasonLimit { cache.removeAll(keepingCapacity: true) }
-            cache[reason] = rendered
+            cache.append(rendered)
         }
     }
 

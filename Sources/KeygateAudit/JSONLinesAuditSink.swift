@@ -869,7 +869,8 @@ public final class JSONLinesAuditSink: AuditSink {
             size = start
             let trimmed = tail.last == 10 ? tail.dropLast() : tail[...]
             if trimmed.contains(10) || size == 0 {
-                let line = trimmed.split(separator: 10, omittingEmptySubsequences: false).last ?? []
+                // What follows the last line end (no split into every line of the chunk).
+                let line = trimmed.lastIndex(of: 10).map { trimmed[(1 + $0)...] } ?? trimmed
                 return (Array(line), tail.last == 10)
             }
             // Read no further back than the longest line a trail may hold.

@@ -97,6 +97,9 @@ public final class SQLiteItemStore: ItemStore {
         let key = try provider.key()
         try KeyCheck.verify(key, on: opened, hasItems: hasItems)
         sealingKey = key
+        // Only a store that opened: a refused one (a wrong key, a corrupt file) leaves no
+        // -wal or -shm file behind.
+        opened.keepWALFiles()
         connection = Mutex(opened)
     }
 

@@ -35,4 +35,16 @@ import Testing
             Self.line(reversed, sequence: 9).contains(
                 "\"reasons\": [" + reversed.map { "\"\($0.description)\"" }.joined(separator: ", ") + "]"))
     }
+
+    /// More distinct reasons than the cache holds (it starts again empty when full): every
+    /// line still renders each reason as its description, the first time and the next.
+    @Test func moreReasonsThanTheCacheHoldsRenderTheSame() throws {
+        let many: [DecisionReason] = (0..<80).map { .factorProved(.passcode, secondsAgo: Int32($0)) }
+        for round in 0..<2 {
+            for (index, reason) in many.enumerated() {
+                let line = Self.line([reason, .noConstraint], sequence: UInt64(round * 100 + index))
+                #expect(line.contains("\"reasons\": [\"\(reason.description)\", \"\(DecisionReason.noConstraint)\"]"))
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import CCommandLine
 import Foundation
 import KeygateLinux
 import KeygatePolicy
@@ -65,5 +66,17 @@ import Testing
         #expect(mkdir(lock, 0o700) == 0)
         #expect(ledger.lockout(of: .passcode, at: now) == until)
         #expect(ledger.lockout(of: .biometry, at: now) == nil)
+    }
+
+    /// The release link's fopen (the runtime's argv search is its only caller) refuses
+    /// /proc/self/maps once the start-up hook has the arguments, which it has in this process
+    /// too; any other file opens as before.
+    @Test func theArgvSearchSkipsTheMapsOnceTheHookHasTheArguments() throws {
+        #expect(keygate_captured_argc() == CommandLine.argc)
+        errno = 0
+        #expect(__wrap_fopen("/proc/self/maps", "r") == nil)
+        #expect(errno == ENOENT)
+        let other = try #require(__wrap_fopen("/proc/self/status", "r"))
+        #expect(fclose(other) == 0)
     }
 }

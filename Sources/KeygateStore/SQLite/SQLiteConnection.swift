@@ -14,9 +14,19 @@ final class SQLiteConnection {
     /// The searches of one access group, by their shape's condition bits: found by index, not
     /// by hashing a key (the read path's statement).
     private var singleGroupSearches = [SQLiteStatement?](repeating: nil, count: 1 << SearchShape.bitCount)
+    /// Whether the `-wal` and `-shm` files stay when this connection is the last to close
+    /// (``keepWALFiles()``).
+    private var keepsWALFiles = false
+
+    /// Set once, before the process's first connection: SQLite's page cache allocates pages as
+    /// they are first used instead of 20 at once on a connection's first read (page faults on
+    /// memory a short `keygate` command never uses). False when SQLite was already initialised
+    /// (another part of the process opened a database first): then its defaults stand.
+    private static let lazyPageCache: Bool = keygate_sqlite_lazy_page_cache() == SQLITE_OK
 
     /// Opens an existing database file (the store creates it first, with its permissions).
     init(path: String, busyTimeoutMilliseconds: Int32) throws(KeygateError) {
+        _ = Self.lazyPageCache
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let opened else {
@@ -36,10 +46,23 @@ final class SQLiteConnection {
     deinit {
         statements.removeAll()
         singleGroupSearches.removeAll()
+        // The kept WAL is emptied (truncated to 0 bytes) by the close's checkpoint, as deleting
+        // it did: a WAL that outlives its store's last connection is one a crash left. Best
+        // effort: without it the WAL keeps its length, and is reused as before.
+        if keepsWALFiles { sqlite3_exec(handle, "PRAGMA journal_size_limit = 0", nil, nil, nil) }
         // close_v2 defers the close until the last statement is finalized and cannot fail for a
         // valid handle; a failure would be a bug (a statement leaked past its connection).
         let code = sqlite3_close_v2(handle)
         assert(code == SQLITE_OK, "sqlite3_close_v2 failed: \(code)")
+    }
+
+    /// Keeps the database's `-wal` and `-shm` files when the last connection closes
+    /// (`SQLITE_FCNTL_PERSIST_WAL`) instead of deleting them, the WAL emptied: the next process
+    /// opens them instead of creating both files and deleting them again at its exit (two
+    /// file creations and two unlinks in every `keygate` command that opens the store).
+    func keepWALFiles() {
+        var on: Int32 = 1
+        keepsWALFiles = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK
     }
 
     /// Runs SQL with no results (several statements allowed).
