@@ -34,6 +34,17 @@ enum SQLiteSchema {
             );
             """
         ),
+        (
+            "v3: audit records held with the item writes they describe, until their trail is flushed",
+            """
+            CREATE TABLE audit_held (
+                trail    TEXT    NOT NULL,
+                sequence INTEGER NOT NULL,
+                line     TEXT    NOT NULL,
+                PRIMARY KEY (trail, sequence)
+            ) WITHOUT ROWID;
+            """
+        ),
     ]
 
     /// Brings the database up to the latest version.
