@@ -10,7 +10,10 @@ public import KeygatePolicy
 /// save it before returning, so that it survives the process being killed (a power loss may
 /// take it back to an earlier save: it then lags). The sink saves (or offers) an anchor only
 /// after the records it covers are durable, so an anchor may lag its trail but never leads it:
-/// a crash is never reported as tampering.
+/// a crash is never reported as tampering. A store that holds records
+/// (``holdsAuditRecords``) must write held records and their head in the same commit as the
+/// item write that carries them (so the anchor never leads the trail and the records the
+/// store holds together), and return them from ``heldAuditRecords(for:)`` until released.
 ///
 /// The anchor is not saved after every record (``JSONLinesAuditSink/anchorInterval``): what it
 /// guarantees once one exists is that a trail deleted or restarted (with its head) is always
@@ -47,6 +50,10 @@ public protocol AuditAnchorStore: Sendable {
     /// The records of `trail` the store holds (committed and not yet released), by sequence
     /// number: what a power loss may have taken from the trail's end.
     func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord]
+    /// How many records of `trail` the store holds and the last one's sequence number (nil
+    /// when none): what a sink looks at on first use, reading the records themselves only
+    /// when they may reach past the trail.
+    func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)?
 }
 
 extension AuditAnchorStore {
@@ -62,6 +69,8 @@ extension AuditAnchorStore {
     public func releaseHeldAuditRecords(through sequence: UInt64, for trail: String) {}
     /// None: nothing is ever held.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] { [] }
+    /// Nil: nothing is ever held.
+    public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)? { nil }
 }
 
 /// One record of a trail held in the item store (``AuditAnchorStore/holdAuditRecords(_:head:for:)``):

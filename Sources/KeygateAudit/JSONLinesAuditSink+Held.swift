@@ -95,13 +95,13 @@ extension JSONLinesAuditSink {
         }
     }
 
-    /// The records the store holds for this trail (none without such a store), counted
-    /// towards ``heldLimit``.
-    func heldRecords(_ state: inout State) throws(KeygateError) -> [HeldAuditRecord] {
-        guard let anchors, anchors.holdsAuditRecords else { return [] }
-        let held = try anchors.heldAuditRecords(for: path)
-        state.held = held.count
-        return held
+    /// The sequence number of the last record the store holds for this trail (nil when none,
+    /// or without such a store); how many it holds counts towards ``heldLimit``.
+    func lastHeld(_ state: inout State) throws(KeygateError) -> UInt64? {
+        guard let anchors, anchors.holdsAuditRecords else { return nil }
+        let extent = try anchors.heldAuditRecordExtent(for: path)
+        state.held = extent?.count ?? 0
+        return extent?.last
     }
 
     /// What ``restore(_:state:size:genesis:restartingAnchor:)`` wrote back.
@@ -121,9 +121,11 @@ extension JSONLinesAuditSink {
     /// - Throws: `errSecIO` when the records past the trail's end do not chain from it, or a
     ///   partial last line is not the start of the first of them (another writer's records in
     ///   between, or tampering: never dropped), unless `restartingAnchor` (they are then let go).
-    func restore(
-        _ held: [HeldAuditRecord], state: inout State, size: off_t, genesis: String, restartingAnchor: Bool
-    ) throws(KeygateError) -> Restored? {
+    func restore(state: inout State, size: off_t, genesis: String, restartingAnchor: Bool) throws(KeygateError)
+        -> Restored?
+    {
+        guard let anchors else { return nil }
+        let held = try anchors.heldAuditRecords(for: path)
         guard let last = held.last else { return nil }
         var whole = size
         var torn: [UInt8] = []
@@ -148,7 +150,7 @@ extension JSONLinesAuditSink {
         let numbered = past.enumerated().allSatisfy { $0.element.sequence == tip.sequence + UInt64($0.offset) + 1 }
         guard chained, numbered, torn.isEmpty || lines[0].starts(with: torn) else {
             if restartingAnchor {
-                anchors?.releaseHeldAuditRecords(through: .max, for: path)
+                anchors.releaseHeldAuditRecords(through: .max, for: path)
                 return nil
             }
             throw KeygateError(

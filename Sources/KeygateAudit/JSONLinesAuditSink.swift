@@ -40,10 +40,22 @@ import Synchronization
 /// record (anything else is checked and recovered as above).
 ///
 /// Durability is a trade-off:
-/// - ``Durability/eachRecord`` (the default) `fsync`s the trail before the append returns:
-///   an acknowledged record survives `kill -9` and power loss. The head is not flushed: after
-///   a power loss it may be behind the trail, and the next append (or `keygate audit repair`)
-///   brings it forward with a ``AuditEvent/Kind/recover`` record; nothing is lost.
+/// - ``Durability/eachRecord`` (the default): an acknowledged record survives `kill -9` and
+///   power loss. Outside a facade call the trail is `fsync`ed before the append returns.
+///   Inside one (``Auditor/collecting(_:)``), with an anchor store that holds records
+///   (``AuditAnchorStore/holdsAuditRecords``), the records are written and *held* instead:
+///   offered to the store, whose next item transaction commits them (and the new head as
+///   the anchor) with the item, so one commit makes both durable; before the call returns it
+///   settles (``settle()``), `fsync`ing whatever no transaction committed (a read, a refusal,
+///   a failed write). Each flush tells the store to release what it holds that far, and at
+///   ``heldLimit`` held records an append flushes instead. After a power loss the first load
+///   (an append, or ``repair(at:restartingAnchor:)``) writes the records the store holds
+///   past the trail's last whole record back, when they chain from it, with a
+///   ``AuditEvent/Kind/recover`` record (``AuditNote/restoredFromStore(records:)``); held
+///   records that do not chain are refused (`errSecIO`). The head is not flushed (and, for
+///   held records, written only once they are durable): after a power loss it may be behind
+///   the trail, and the next append (or `keygate audit repair`) brings it forward with a
+///   ``AuditEvent/Kind/recover`` record; nothing is lost.
 /// - ``Durability/groupCommit(records:)`` flushes once every N records, on a background queue
 ///   (the append that makes N does not wait for the disk; at most one flush is in flight, so
 ///   an append waits only when the previous flush has not finished), and when the sink is
@@ -609,15 +621,12 @@ public final class JSONLinesAuditSink: AuditSink {
             state.headFile = file
             return try AuditHeadFile.read(descriptor: file, path: headPath)
         }
-        let held = try heldRecords(&state)
+        let lastHeld = try lastHeld(&state)
         switch contents ?? .missing {
         case .missing:
-            if let last = held.last, !restartingAnchor {
-                throw KeygateError(
-                    .io,
-                    "\(headPath) is missing but the store holds records of \(path) up to \(last.sequence); "
-                        + "run 'keygate audit verify'")
-            }
+            // Held records of a trail whose head is gone belong to the old trail: the anchor
+            // refuses it below, unless it is being restarted (they are then let go).
+            if lastHeld != nil, restartingAnchor { anchors?.releaseHeldAuditRecords(through: .max, for: path) }
             guard size == 0 else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
@@ -629,9 +638,19 @@ public final class JSONLinesAuditSink: AuditSink {
             head = found
             // Records the store holds past the trail's end (a power loss took them from the
             // trail) go back first: only then is the trail checked against its head and anchor.
-            let restored = try restore(
-                held, state: &state, size: size, genesis: head.genesis, restartingAnchor: restartingAnchor)
-            if let restored { size = restored.size }
+            // Looked for only when the store holds records past the head, or the trail does
+            // not end at its head.
+            var restored: Restored?
+            var mayReachPast = false
+            if let last = lastHeld {
+                mayReachPast = last > head.sequence || size == 0
+                if !mayReachPast { mayReachPast = try !endsAtHead(state.trail, size: size, head: head) }
+            }
+            if mayReachPast {
+                restored = try restore(
+                    state: &state, size: size, genesis: head.genesis, restartingAnchor: restartingAnchor)
+                if let restored { size = restored.size }
+            }
             if size == 0 {
                 guard head.sequence == 0 else {
                     throw KeygateError(

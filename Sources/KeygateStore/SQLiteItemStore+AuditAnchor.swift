@@ -41,10 +41,14 @@ extension SQLiteItemStore: AuditAnchorStore {
             // An older offer must not take the anchor back with a later item write.
             auditOffers.withLock { _ = $0.anchors.removeValue(forKey: trail) }
             try connection.execute("PRAGMA synchronous = NORMAL")
+            // Releases of held records ride along (a restarted trail lets its old ones go here).
+            let releases = auditOffers.withLock { AuditOffers(releases: $0.releases) }
             do throws(KeygateError) {
                 try connection.transaction { () throws(KeygateError) in
                     try Self.writeAnchor(head, for: trail, connection)
+                    if !releases.isEmpty { try Self.write(releases, connection) }
                 }
+                if !releases.isEmpty { auditOffers.withLock { $0.forget(releases) } }
             } catch {
                 try connection.execute("PRAGMA synchronous = FULL")
                 throw error

@@ -60,6 +60,19 @@ extension SQLiteItemStore {
         }
     }
 
+    /// How many records of `trail` the store holds, and the last one's sequence number.
+    /// - Throws: `errSecIO` when the database cannot be read.
+    public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)? {
+        try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> (Int, UInt64)? in
+            let statement = try connection.statement(
+                "SELECT count(*), max(sequence) FROM audit_held WHERE trail = ?")
+            defer { statement.reset() }
+            try statement.bind([.text(trail)])
+            guard try statement.step(), statement.integer(0) > 0 else { return nil }
+            return (Int(statement.integer(0)), UInt64(bitPattern: statement.integer(1)))
+        }
+    }
+
     /// Writes `offers` in the transaction `connection` has open: releases first, then held
     /// records, then anchors (a trail's held head, when it has one, over its offered anchor).
     static func write(_ offers: AuditOffers, _ connection: SQLiteConnection) throws(KeygateError) {
