@@ -34,21 +34,6 @@ enum SQLiteSchema {
             );
             """
         ),
-        // A rowid table and a small index rather than a WITHOUT ROWID table keyed by (trail,
-        // sequence): a held line is ~600 bytes, and a WITHOUT ROWID b-tree keeps whole rows in
-        // its interior pages too, so each commit wrote more pages (measured: ~2.5 more WAL
-        // frames per add); here an insert touches the table's last leaf and one index leaf.
-        (
-            "v3: audit records held with the item writes they describe, until their trail is flushed",
-            """
-            CREATE TABLE audit_held (
-                trail    TEXT    NOT NULL,
-                sequence INTEGER NOT NULL,
-                line     TEXT    NOT NULL
-            );
-            CREATE UNIQUE INDEX audit_held_sequence ON audit_held (trail, sequence);
-            """
-        ),
     ]
 
     /// Brings the database up to the latest version.
