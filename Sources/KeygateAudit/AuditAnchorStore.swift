@@ -37,8 +37,9 @@ public protocol AuditAnchorStore: Sendable {
     var holdsAuditRecords: Bool { get }
     /// Offers `records` (written to the trail at `trail`, not yet flushed) and `head` (the
     /// trail's head after them) to be written by the store's next item transaction, in the
-    /// same commit as the item: the records become durable with it. Never a write of its own.
-    /// Only called when ``holdsAuditRecords``.
+    /// same commit as the item: the records become durable with it, and ``auditAnchor(for:)``
+    /// answers `head` from then on (the store writes it, or reads it back from the last held
+    /// record). Never a write of its own. Only called when ``holdsAuditRecords``.
     func holdAuditRecords(_ records: [HeldAuditRecord], head: AuditHead, for trail: String)
     /// Takes back the records of `trail` offered and not yet committed by an item transaction.
     /// - Returns: whether there were any (the sink then `fsync`s the trail instead).
@@ -86,6 +87,9 @@ public struct HeldAuditRecord: Hashable, Sendable {
         self.sequence = sequence
         self.line = line
     }
+
+    /// The record's hash (what the next record names as `prev`, and a head at it holds).
+    public var hash: String { AuditCrypto.sha256Hex(Array(line.utf8)) }
 }
 
 extension AuditHead {

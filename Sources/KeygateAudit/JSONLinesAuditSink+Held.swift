@@ -29,6 +29,10 @@ extension JSONLinesAuditSink {
     /// the head file for ``settle()`` (it is written only once the records are durable, so it
     /// never leads both the durable trail and the store).
     func hold(_ records: [AuditRecord], head: AuditHead, in call: AuditCall, state: inout State) {
+        if state.anchor?.genesis != head.genesis {
+            // The store holds no anchor of this trail yet: the first rides with the records.
+            anchors?.offerAuditAnchor(head, for: path)
+        }
         anchors?.holdAuditRecords(
             records.map { HeldAuditRecord(sequence: $0.sequence, line: $0.line) }, head: head, for: path)
         state.held += records.count

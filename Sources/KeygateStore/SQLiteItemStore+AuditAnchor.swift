@@ -12,21 +12,28 @@ import Synchronization
 extension SQLiteItemStore: AuditAnchorStore {
     private static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
 
-    /// The anchor saved for the trail at `trail`, or nil.
+    /// The anchor saved for the trail at `trail`, or nil; when the store holds records of the
+    /// trail past it (``holdAuditRecords(_:head:for:)``), the head at the last of them: they
+    /// were committed with their items, in place of the anchor row.
     /// - Throws: `errSecDecode` when the saved anchor is damaged.
     public func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? {
-        let text = try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> String? in
+        let (text, held) = try connection.withLock {
+            (connection: inout SQLiteConnection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
             let statement = try connection.statement("SELECT value FROM metadata WHERE name = ?")
             defer { statement.reset() }
             try statement.bind([.text(Self.anchorName(trail))])
-            return try statement.step() ? statement.text(0) ?? "" : nil
+            let text = try statement.step() ? statement.text(0) ?? "" : nil
+            return (text, try lastHeldAuditRecord(for: trail, connection))
         }
         guard let text else { return nil }
+        let saved: AuditHead
         do {
-            return try AuditHead(line: text, file: path + " (audit anchor of \(trail))")
+            saved = try AuditHead(line: text, file: path + " (audit anchor of \(trail))")
         } catch {
             throw KeygateError(.decode, "the audit anchor of \(trail) in \(path) is damaged: \(error)")
         }
+        guard let held, held.sequence > saved.sequence else { return saved }
+        return AuditHead(genesis: saved.genesis, sequence: held.sequence, hash: held.hash)
     }
 
     /// Saves `head` as the anchor of the trail at `trail`, in one transaction.
