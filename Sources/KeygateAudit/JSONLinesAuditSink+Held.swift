@@ -143,7 +143,9 @@ extension JSONLinesAuditSink {
                 guard
                     let link = AuditRecord.chainLink(previous.line)?.sequence
                         ?? Self.parsedLink(previous.line, path: path)
-                else { throw KeygateError(.io, "the last record of \(path) cannot be read; run 'keygate audit verify'") }
+                else {
+                    throw KeygateError(.io, "the last record of \(path) cannot be read; run 'keygate audit verify'")
+                }
                 tip = AuditHead(genesis: genesis, sequence: link, hash: AuditCrypto.sha256Hex(previous.line))
             }
         }
