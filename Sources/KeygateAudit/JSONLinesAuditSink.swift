@@ -642,14 +642,23 @@ public final class JSONLinesAuditSink: AuditSink {
             // not end at its head.
             var restored: Restored?
             var mayReachPast = false
+            // Whether the trail ends at its head, once looked at (not again below).
+            var endsAtHead: Bool?
             if let last = lastHeld {
                 mayReachPast = last > head.sequence || size == 0
-                if !mayReachPast { mayReachPast = try !endsAtHead(state.trail, size: size, head: head) }
+                if !mayReachPast {
+                    let ends = try self.endsAtHead(state.trail, size: size, head: head)
+                    endsAtHead = ends
+                    mayReachPast = !ends
+                }
             }
             if mayReachPast {
                 restored = try restore(
                     state: &state, size: size, genesis: head.genesis, restartingAnchor: restartingAnchor)
-                if let restored { size = restored.size }
+                if let restored {
+                    size = restored.size
+                    endsAtHead = nil
+                }
             }
             if size == 0 {
                 guard head.sequence == 0 else {
@@ -661,8 +670,9 @@ public final class JSONLinesAuditSink: AuditSink {
                 // the head since these records: expected, so taken over without a recover record.
                 state.headUnwritten = tip != head
                 head = tip
-            } else if try !endsAtHead(state.trail, size: size, head: head) {
-                (head, recovery) = try recover(state.trail, head: head)
+            } else {
+                if endsAtHead == nil { endsAtHead = try self.endsAtHead(state.trail, size: size, head: head) }
+                if endsAtHead == false { (head, recovery) = try recover(state.trail, head: head) }
             }
             if let restored {
                 var done = recovery ?? Recovery(staleHead: found.sequence, records: 0, tornBytes: 0)

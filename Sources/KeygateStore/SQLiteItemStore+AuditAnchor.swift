@@ -23,7 +23,7 @@ extension SQLiteItemStore: AuditAnchorStore {
             defer { statement.reset() }
             try statement.bind([.text(Self.anchorName(trail))])
             let text = try statement.step() ? statement.text(0) ?? "" : nil
-            return (text, try lastHeldAuditRecord(for: trail, connection))
+            return (text, try heldExtent(of: trail, connection)?.last)
         }
         guard let text else { return nil }
         let saved: AuditHead

@@ -73,21 +73,23 @@ extension SQLiteItemStore {
         }
     }
 
-    /// The last record of `trail` held in the store, when any.
+    /// How many records of `trail` the store holds, and the last of them, when any: one
+    /// statement (SQLite gives a bare column from the row whose `max` it returns), shared by
+    /// ``heldAuditRecordExtent(for:)`` and ``auditAnchor(for:)`` so a process prepares it once.
     /// - Throws: `errSecIO` when the database cannot be read or the record's name is damaged.
-    func lastHeldAuditRecord(for trail: String, _ connection: SQLiteConnection) throws(KeygateError)
-        -> HeldAuditRecord?
+    func heldExtent(of trail: String, _ connection: SQLiteConnection) throws(KeygateError)
+        -> (count: Int, last: HeldAuditRecord)?
     {
         let statement = try connection.statement(
-            "SELECT name, value FROM metadata WHERE name >= ? AND name < ? ORDER BY name DESC LIMIT 1")
+            "SELECT count(*), max(name), value FROM metadata WHERE name >= ? AND name < ?")
         defer { statement.reset() }
         let range = Self.heldRange(trail)
         try statement.bind([.text(range.from), .text(range.to)])
-        guard try statement.step() else { return nil }
-        guard let sequence = statement.text(0).flatMap(Self.sequence(ofHeldName:)) else {
+        guard try statement.step(), statement.integer(0) > 0 else { return nil }
+        guard let sequence = statement.text(1).flatMap(Self.sequence(ofHeldName:)) else {
             throw KeygateError(.io, "a held audit record of \(trail) in \(path) has a damaged name")
         }
-        return HeldAuditRecord(sequence: sequence, line: statement.text(1) ?? "")
+        return (Int(statement.integer(0)), HeldAuditRecord(sequence: sequence, line: statement.text(2) ?? ""))
     }
 
     /// The records of `trail` held in the store, by sequence number.
@@ -114,15 +116,7 @@ extension SQLiteItemStore {
     /// - Throws: `errSecIO` when the database cannot be read.
     public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)? {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> (Int, UInt64)? in
-            let statement = try connection.statement(
-                "SELECT count(*), max(name) FROM metadata WHERE name >= ? AND name < ?")
-            defer { statement.reset() }
-            let range = Self.heldRange(trail)
-            try statement.bind([.text(range.from), .text(range.to)])
-            guard try statement.step(), statement.integer(0) > 0,
-                let last = statement.text(1).flatMap(Self.sequence(ofHeldName:))
-            else { return nil }
-            return (Int(statement.integer(0)), last)
+            try heldExtent(of: trail, connection).map { ($0.count, $0.last.sequence) }
         }
     }
 
