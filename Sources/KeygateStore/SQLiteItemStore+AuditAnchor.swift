@@ -7,7 +7,7 @@ import Synchronization
 /// anchor offered (``offerAuditAnchor(_:for:)``) is written by the next item write's own
 /// transaction (`insert`, `replace`, `delete`), so a durable add or delete keeps the anchor at
 /// its trail's head without a transaction of its own. So are the audit records a trail holds
-/// here (``holdAuditRecords(_:head:for:)``, the `audit_held` table): the item and the record
+/// here (``holdAuditRecords(_:head:for:)``, `audit.held:…` rows of `metadata`): the item and the record
 /// of its decision are made durable by one commit.
 extension SQLiteItemStore: AuditAnchorStore {
     private static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
