@@ -13,7 +13,15 @@ extension Keychain {
     ///   an access control on a synchronizable item, a synchronizable `ThisDeviceOnly` item, or
     ///   `skip`; `errSecNoSuchAttr` for unknown attributes; `errSecMissingEntitlement` for
     ///   another group; the evaluator's status for a refused add.
+    ///
+    /// The decision's record is written before the item, and with the default durable trail
+    /// it is committed in the item's own transaction (one flush for both); a refused or failed
+    /// add's record is flushed before the call throws.
     public func add(_ request: AddRequest, context given: AuthenticationContext? = nil) async throws(KeygateError) {
+        try await auditor.collecting { () async throws(KeygateError) in try await performAdd(request, context: given) }
+    }
+
+    func performAdd(_ request: AddRequest, context given: AuthenticationContext?) async throws(KeygateError) {
         let group: String
         let control: AccessControl
         let context: AuthenticationContext
@@ -53,6 +61,7 @@ extension Keychain {
             identity: identity, label: request.label, generic: request.generic, accessControl: bound, created: now,
             modified: now)
         try await review(.add, fields, context: context, interaction: interaction, prompt: prompt)
+        try auditor.commit()  // the decision's record first: nothing is added without it
         do {
             try store.insert([NewItem(fields: fields, data: request.data)])
         } catch {

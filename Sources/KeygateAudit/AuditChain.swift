@@ -66,6 +66,11 @@ public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
     /// `bytes` bytes: a crash during a write. Not tampering: the next record, or `keygate audit
     /// repair`, cuts it off and records that.
     case tornTail(records: Int, head: UInt64, bytes: Int)
+    /// The trail's `records` records are in place, and `held` more that follow them are held
+    /// in the item store (``AuditAnchorStore/heldAuditRecords(for:)``): a power loss took them
+    /// from the trail after the store had committed them with their items. Not tampering: the
+    /// next record, or `keygate audit repair`, writes them back and records that.
+    case heldInStore(records: Int, held: Int)
     /// The chain breaks at this sequence number.
     case broken(sequence: UInt64, reason: String)
 
@@ -80,6 +85,9 @@ public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
         case .tornTail(let records, let head, let bytes):
             "intact (\(records) records, head at record \(head)), but it ends in a partial record of \(bytes) "
                 + "bytes (a crash during a write); the next record or 'keygate audit repair' cuts it off"
+        case .heldInStore(let records, let held):
+            "intact (\(records) records); \(held) more held in the store (not flushed to the trail before a "
+                + "power loss), restored by the next record or 'keygate audit repair'"
         case .broken(let sequence, let reason): "broken at sequence \(sequence): \(reason)"
         }
     }

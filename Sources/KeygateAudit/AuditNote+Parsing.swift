@@ -49,6 +49,9 @@ extension AuditNote {
         if text.hasPrefix("tornTailCut: "), let bytes = numbers.first {
             return .tornTailCut(bytes: Int(bytes))
         }
+        if text.hasPrefix("restoredFromStore: "), let records = numbers.first {
+            return .restoredFromStore(records: records)
+        }
         if let rest = after("proofReused: the "), let window = numbers.first,
             let factor = Factor.allCases.first(where: { rest.hasPrefix("\($0) proof of") })
         {

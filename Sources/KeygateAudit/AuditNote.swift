@@ -42,6 +42,9 @@ public enum AuditNote: Hashable, Sendable {
     case headRecovered(from: UInt64, to: UInt64)
     /// A partial record of `bytes` bytes past the head was cut off (`tornTailCut: …`).
     case tornTailCut(bytes: Int)
+    /// `records` records the item store held past the trail's end (its last `fsync` was lost,
+    /// with a power loss) were written back from the store (`restoredFromStore: …`).
+    case restoredFromStore(records: UInt64)
     /// A proof of `factor` from an earlier request counted here, reused within the request's
     /// `window` seconds: no authenticator ran for it in this request (`proofReused: …`). The
     /// broker remembers proofs per caller (uid, session, terminal); the embedded CLI keeps them
@@ -88,6 +91,8 @@ public enum AuditNote: Hashable, Sendable {
         case headRecovered
         /// ``AuditNote/tornTailCut(bytes:)``.
         case tornTailCut
+        /// ``AuditNote/restoredFromStore(records:)``.
+        case restoredFromStore
         /// ``AuditNote/proofReused(_:window:)``.
         case proofReused
         /// ``AuditNote/unrecognised(_:)``.
@@ -114,6 +119,7 @@ public enum AuditNote: Hashable, Sendable {
         case .anchorRestarted: .anchorRestarted
         case .headRecovered: .headRecovered
         case .tornTailCut: .tornTailCut
+        case .restoredFromStore: .restoredFromStore
         case .proofReused: .proofReused
         case .unrecognised: .unrecognised
         }
@@ -155,6 +161,9 @@ extension AuditNote: CustomStringConvertible {
                 + "but were not in the head (a crash or a failed head write), so the head was moved to \(to)"
         case .tornTailCut(let bytes):
             "tornTailCut: a partial record of \(bytes) bytes past the head (a crash during a write) was cut off"
+        case .restoredFromStore(let records):
+            "restoredFromStore: \(records) records held in the item store past the trail's end (not flushed "
+                + "before a power loss) were written back"
         case .proofReused(let factor, let window):
             "proofReused: the \(factor) proof of an earlier request, reused within this request's \(window) s window"
         case .unrecognised(let text): text

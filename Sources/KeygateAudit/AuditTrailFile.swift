@@ -38,8 +38,13 @@ public enum AuditTrailFile {
     /// Verifies the trail open at `descriptor` from its start against `head` and `anchor`,
     /// reading it in chunks: a partial last line past the head is a crash
     /// (``AuditVerification/tornTail(records:head:bytes:)``).
+    ///
+    /// `held` (the records the item store holds for the trail) that follow the trail's last
+    /// record are checked as if they ended it: when they chain, the trail is
+    /// ``AuditVerification/heldInStore(records:held:)`` (a power loss cut it short; a partial
+    /// last line is taken for the start of the first of them), not cut back.
     static func verify(
-        descriptor: Int32, path: String, head: AuditHead?, anchor: AuditHead?
+        descriptor: Int32, path: String, head: AuditHead?, anchor: AuditHead?, held: [HeldAuditRecord] = []
     ) throws(KeygateError) -> (verdict: AuditVerification, check: AuditChainCheck, tornTail: Int?) {
         var check = AuditChainCheck(head: head, anchor: anchor, file: path)
         var reader = TrailLineReader(descriptor: descriptor, path: path)
@@ -47,13 +52,23 @@ public enum AuditTrailFile {
             let going = line.length > line.bytes.count ? check.addOversizedLine(of: line.length) : check.add(line.bytes)
             guard going else { return (check.result, check, nil) }
         }
+        let inTrail = check.records
+        var restorable = 0
+        for record in held where record.sequence > UInt64(inTrail) {
+            guard check.add(Array(record.line.utf8)) else { return (check.result, check, reader.tornTail) }
+            restorable += 1
+        }
+        if restorable > 0 {
+            if case .broken = check.result { return (check.result, check, reader.tornTail) }
+            return (.heldInStore(records: inTrail, held: restorable), check, reader.tornTail)
+        }
         let verdict = check.result
         guard let torn = reader.tornTail, let head else { return (verdict, check, reader.tornTail) }
         switch verdict {
         case .intact(let records): return (.tornTail(records: records, head: head.sequence, bytes: torn), check, torn)
         case .headBehind(let records, let stale):
             return (.tornTail(records: records, head: stale, bytes: torn), check, torn)
-        case .tornTail, .broken: return (verdict, check, torn)
+        case .tornTail, .heldInStore, .broken: return (verdict, check, torn)
         }
     }
 
@@ -88,7 +103,9 @@ public enum AuditTrailFile {
     ///   someone else could write proves nothing.
     ///
     /// With `anchors` (the item store the trail audits), a trail that does not reach the
-    /// anchor kept there is broken too: deleted with its head, restarted, or cut back.
+    /// anchor kept there is broken too: deleted with its head, restarted, or cut back; records
+    /// the store holds past the trail's end (a power loss) are checked as its continuation
+    /// (``AuditVerification/heldInStore(records:held:)``).
     public static func verify(
         at path: String, anchors: (any AuditAnchorStore)? = nil, privacy: FilePrivacy = .ownerOnly
     ) throws(KeygateError) -> AuditVerification {
@@ -104,8 +121,9 @@ public enum AuditTrailFile {
         case .found(let found): head = found
         }
         let anchor = try anchors?.auditAnchor(for: path)
+        let held = try anchors?.heldAuditRecords(for: path) ?? []
         guard let descriptor else { return AuditChainCheck(head: head, anchor: anchor, file: path).result }
-        return try verify(descriptor: descriptor, path: path, head: head, anchor: anchor).verdict
+        return try verify(descriptor: descriptor, path: path, head: head, anchor: anchor, held: held).verdict
     }
 }
 

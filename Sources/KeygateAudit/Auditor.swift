@@ -72,15 +72,24 @@ public struct Auditor: Sendable {
                 return
             }
             try flush(call)
+            try write(event, in: call)
+            return
         }
-        try write(event)
+        try write(event, in: nil)
     }
 
     /// Runs `body` (one facade call), collecting its item decisions into as few records as
     /// possible (one, unless an authentication attempt or another kind of event comes between
     /// them), written before the call returns or throws. A value is returned only once its
-    /// decision's record is written: when it cannot be (and auditing is required) the call
-    /// fails with the audit error instead.
+    /// decision's record is written and durable: when it cannot be (and auditing is required)
+    /// the call fails with the audit error instead.
+    ///
+    /// Records written in the call may be held rather than flushed at once (a
+    /// ``JSONLinesAuditSink`` under ``JSONLinesAuditSink/Durability/eachRecord`` whose anchor
+    /// store holds records, ``AuditAnchorStore/holdsAuditRecords``): the store's item
+    /// transaction commits them with the item. Before the call returns or throws the sink
+    /// settles (``JSONLinesAuditSink/settle()``): what no transaction committed is `fsync`ed
+    /// then, so an item write costs one flush, and a read still one.
     public func collecting<Value>(_ body: () async throws(KeygateError) -> Value) async throws(KeygateError) -> Value {
         if discards || AuditCall.current?.owner == identity {
             return try await body()
@@ -93,7 +102,10 @@ public struct Auditor: Sendable {
                 return .failure(error)
             }
         }
-        try flush(call)
+        var failure: KeygateError?
+        do { try flush(call) } catch { failure = error }
+        do { try settle(call) } catch { failure = failure ?? error }
+        if let failure { throw failure }
         return try result.get()
     }
 
@@ -121,6 +133,21 @@ public struct Auditor: Sendable {
     /// the program (twice) before it answers.
     private var discards: Bool { type(of: sink) == NoopAuditSink.self }
 
+    /// Makes the records held in `call` durable (``JSONLinesAuditSink/settle()``), enforcing
+    /// the failure policy.
+    private func settle(_ call: AuditCall) throws(KeygateError) {
+        let sinks = call.held.withLock { held in
+            defer { held = [] }
+            return held
+        }
+        var failure: KeygateError?
+        for sink in sinks {
+            do { try sink.settle() } catch { failure = failure ?? error }
+        }
+        guard let failure, isRequired else { return }
+        throw KeygateError(.io, "the audit record could not be written: \(failure.message)")
+    }
+
     /// Writes what `call` has collected: runs of decisions of one kind, one record each
     /// (``AuditCall/Pending`` groups them as they come).
     private func flush(_ call: AuditCall) throws(KeygateError) {
@@ -131,11 +158,11 @@ public struct Auditor: Sendable {
         // The usual call decides one item: one record, nothing to group (and no array made).
         guard let first = taken.first else { return }
         if taken.rest.isEmpty {
-            try write(first)
+            try write(first, in: call)
             return
         }
         // One sink call for the call's records: the file sink writes and flushes them together.
-        try write([first] + taken.rest)
+        try write([first] + taken.rest, in: call)
     }
 
     /// Which auditor (this one or a copy of it) a collecting call belongs to.
@@ -152,10 +179,13 @@ public struct Auditor: Sendable {
         return event
     }
 
-    /// Seals and stores `events` together, enforcing the failure policy.
-    private func write(_ events: [AuditEvent]) throws(KeygateError) {
+    /// Seals and stores `events` together, enforcing the failure policy; inside `call`, a sink
+    /// that can may hold them until the call settles.
+    private func write(_ events: [AuditEvent], in call: AuditCall?) throws(KeygateError) {
         do {
-            try sink.append(contentsOf: events, at: clock.now())
+            try AuditCall.holding(for: call) { () throws(KeygateError) in
+                try sink.append(contentsOf: events, at: clock.now())
+            }
         } catch {
             guard isRequired else { return }
             throw KeygateError(
@@ -164,15 +194,18 @@ public struct Auditor: Sendable {
         }
     }
 
-    /// Seals and stores `event`, enforcing the failure policy.
-    private func write(_ event: AuditEvent) throws(KeygateError) {
+    /// Seals and stores `event`, enforcing the failure policy; inside `call`, a sink that can
+    /// may hold it until the call settles.
+    private func write(_ event: AuditEvent, in call: AuditCall?) throws(KeygateError) {
         do {
             // The in-memory sink seals when its trail is looked at: nothing rendered or hashed here.
             // A metatype comparison first, as for ``discards``.
             if type(of: sink) == InMemoryAuditSink.self, let memory = sink as? InMemoryAuditSink {
                 memory.store(event, at: clock.now())
             } else {
-                try sink.append(event, at: clock.now())
+                try AuditCall.holding(for: call) { () throws(KeygateError) in
+                    try sink.append(event, at: clock.now())
+                }
             }
         } catch {
             guard isRequired else { return }
@@ -188,10 +221,38 @@ final class AuditCall: Sendable {
     /// The call being collected for, in this task and its children.
     @TaskLocal static var current: AuditCall?
 
+    /// The call whose auditor is writing its records now: a sink that can holds them until
+    /// the call settles (``JSONLinesAuditSink/settle()``). Set only around the owner's own
+    /// writes, so another auditor's records in the same task are never held for this call.
+    @TaskLocal static var holding: AuditCall?
+
     /// The auditor's sink, so that another auditor's events are never collected here.
     let owner: ObjectIdentifier
     /// Decisions waiting to be written, in order.
     let pending = Mutex(Pending())
+    /// The sinks holding records of this call, to settle before it returns.
+    let held = Mutex<[JSONLinesAuditSink]>([])
+
+    /// Runs `body` with ``holding`` set to `call` (unchanged when nil).
+    static func holding(for call: AuditCall?, _ body: () throws(KeygateError) -> Void) throws(KeygateError) {
+        guard let call else { return try body() }
+        let result: Result<Void, KeygateError> = $holding.withValue(call) {
+            do throws(KeygateError) {
+                try body()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Remembers that `sink` holds records of this call.
+    func hold(_ sink: JSONLinesAuditSink) {
+        held.withLock { held in
+            if !held.contains(where: { $0 === sink }) { held.append(sink) }
+        }
+    }
 
     /// The records collected so far, in order, each a run of decisions of one kind (the
     /// first decision with the rest in its ``AuditEvent/more``), grouped as the decisions come:

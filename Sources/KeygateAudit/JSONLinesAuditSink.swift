@@ -40,10 +40,22 @@ import Synchronization
 /// record (anything else is checked and recovered as above).
 ///
 /// Durability is a trade-off:
-/// - ``Durability/eachRecord`` (the default) `fsync`s the trail before the append returns:
-///   an acknowledged record survives `kill -9` and power loss. The head is not flushed: after
-///   a power loss it may be behind the trail, and the next append (or `keygate audit repair`)
-///   brings it forward with a ``AuditEvent/Kind/recover`` record; nothing is lost.
+/// - ``Durability/eachRecord`` (the default): an acknowledged record survives `kill -9` and
+///   power loss. Outside a facade call the trail is `fsync`ed before the append returns.
+///   Inside one (``Auditor/collecting(_:)``), with an anchor store that holds records
+///   (``AuditAnchorStore/holdsAuditRecords``), the records are written and *held* instead:
+///   offered to the store, whose next item transaction commits them (and the new head as
+///   the anchor) with the item, so one commit makes both durable; before the call returns it
+///   settles (``settle()``), `fsync`ing whatever no transaction committed (a read, a refusal,
+///   a failed write). Each flush tells the store to release what it holds that far, and at
+///   ``heldLimit`` held records an append flushes instead. After a power loss the first load
+///   (an append, or ``repair(at:restartingAnchor:)``) writes the records the store holds
+///   past the trail's last whole record back, when they chain from it, with a
+///   ``AuditEvent/Kind/recover`` record (``AuditNote/restoredFromStore(records:)``); held
+///   records that do not chain are refused (`errSecIO`). The head is not flushed (and, for
+///   held records, written only once they are durable): after a power loss it may be behind
+///   the trail, and the next append (or `keygate audit repair`) brings it forward with a
+///   ``AuditEvent/Kind/recover`` record; nothing is lost.
 /// - ``Durability/groupCommit(records:)`` flushes once every N records, on a background queue
 ///   (the append that makes N does not wait for the disk; at most one flush is in flight, so
 ///   an append waits only when the previous flush has not finished), and when the sink is
@@ -86,7 +98,7 @@ public final class JSONLinesAuditSink: AuditSink {
     public static let defaultAnchorInterval = 64
 
     /// The open trail and what this sink knows of it.
-    private struct State {
+    struct State {
         /// The trail, open for appending; -1 before first use.
         var trail: Int32 = -1
         /// The head file, open for writing in place; -1 when not open.
@@ -116,6 +128,12 @@ public final class JSONLinesAuditSink: AuditSink {
         var appends: UInt64 = 0
         /// Whether an idle release is scheduled.
         var releaseScheduled = false
+        /// How many of this trail's records the store holds (``AuditAnchorStore/holdAuditRecords(_:head:for:)``)
+        /// and has not been told to release: as found on load, plus those held since. At
+        /// ``JSONLinesAuditSink/heldLimit`` an append flushes instead of holding.
+        var held = 0
+        /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
+        var unsettled = false
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -125,7 +143,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Which file a path named when it was opened.
-    private struct FileID: Equatable {
+    struct FileID: Equatable {
         var device: dev_t
         var inode: ino_t
 
@@ -136,7 +154,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// The state, in a box the idle releases share (they never hold the sink itself).
-    private final class Shared: Sendable {
+    final class Shared: Sendable {
         let state = Mutex(State())
         /// How long the lock is kept after the last append when no flush comes first.
         let idleRelease: DispatchTimeInterval
@@ -144,7 +162,7 @@ public final class JSONLinesAuditSink: AuditSink {
         init(idleRelease: DispatchTimeInterval) { self.idleRelease = idleRelease }
     }
 
-    private let shared: Shared
+    let shared: Shared
     /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
     private let flusher: DispatchQueue?
     /// Why the last background flush failed, until a synchronous one succeeds.
@@ -316,12 +334,14 @@ public final class JSONLinesAuditSink: AuditSink {
         var repair: AuditRepair?
         if let recovery = loaded?.recovery {
             let record = head.seal(
-                Self.recoveryEvent(from: recovery.staleHead, to: head.sequence, tornBytes: recovery.tornBytes),
+                Self.recoveryEvent(
+                    from: recovery.staleHead, to: head.sequence, tornBytes: recovery.tornBytes + recovery.restoredTorn,
+                    restored: recovery.restored),
                 at: time)
             records.append(record)
             repair = AuditRepair(
                 staleHead: recovery.staleHead, recovered: recovery.records, record: record.sequence,
-                tornBytes: recovery.tornBytes)
+                tornBytes: recovery.tornBytes + recovery.restoredTorn, restored: recovery.restored)
         }
         if let replacedAnchor = loaded?.replacedAnchor {
             let before = head.sequence
@@ -333,7 +353,7 @@ public final class JSONLinesAuditSink: AuditSink {
             records.append(record)
             repair = AuditRepair(
                 staleHead: repair?.staleHead ?? before, recovered: repair?.recovered ?? 0, record: record.sequence,
-                tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true)
+                tornBytes: repair?.tornBytes ?? 0, anchorRestarted: true, restored: repair?.restored ?? 0)
         }
         let sealedFrom = records.count
         for event in events { records.append(head.seal(event, at: time)) }
@@ -352,6 +372,11 @@ public final class JSONLinesAuditSink: AuditSink {
         let written = try append(records, to: state.trail, size: state.size)
         state.size += off_t(written)
         state.pending += records.count
+        if let call = holdingCall(records.count, recovered: loaded?.recovery != nil, state: state) {
+            // In a facade call: held in the store's next item transaction instead of flushed here.
+            hold(records, head: head, in: call, state: &state)
+            return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
+        }
         let failedBefore = flushFailure.reason.withLock { $0 }
         var sync: Bool
         var background = false
@@ -373,6 +398,7 @@ public final class JSONLinesAuditSink: AuditSink {
                 throw failure("cannot flush \(path)" + (failedBefore.map { " (an earlier flush: \($0))" } ?? ""))
             }
             state.pending = 0
+            releaseHeld(through: head.sequence, state: &state)
         }
         if case .groupCommit = durability, !sync, !background {
             // Between flushes the head stays in memory: the next flush writes it, and another
@@ -406,7 +432,7 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Whether a durable `head` is worth an anchor transaction of its own: the store holds no
     /// anchor for the trail (or one of another genesis), or `head` is ``anchorInterval`` or more
     /// records past it.
-    private func anchorDue(_ head: AuditHead, state: State) -> Bool {
+    func anchorDue(_ head: AuditHead, state: State) -> Bool {
         guard anchors != nil else { return false }
         guard let saved = state.anchor, saved.genesis == head.genesis else { return true }
         return head.sequence >= saved.sequence &+ UInt64(anchorInterval)
@@ -457,7 +483,7 @@ public final class JSONLinesAuditSink: AuditSink {
     private static let releaser = DispatchQueue(label: "keygate.audit.release")
 
     /// Releases the trail's lock when this sink holds it.
-    private static func unlock(_ state: inout State) {
+    static func unlock(_ state: inout State) {
         if state.locked, state.trail >= 0 { flock(state.trail, LOCK_UN) }
         state.locked = false
     }
@@ -485,7 +511,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// `fsync`s the trail open at `descriptor` (false on failure, or a test fault).
-    private static func sync(_ descriptor: Int32, path: String) -> Bool {
+    static func sync(_ descriptor: Int32, path: String) -> Bool {
         if failingFlushes.withLock({ !$0.isEmpty && $0.contains(path) }) {
             errno = EIO
             return false
@@ -562,10 +588,13 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// What a recovery takes over: records past the stale head, and a torn partial line.
-    private struct Recovery {
+    struct Recovery {
         var staleHead: UInt64
         var records: UInt64
         var tornBytes: Int
+        /// Records written back from the store's held records, and a partial line cut before them.
+        var restored: UInt64 = 0
+        var restoredTorn = 0
     }
 
     /// Reads the head and the trail's end again (first use, or another process appended),
@@ -577,7 +606,8 @@ public final class JSONLinesAuditSink: AuditSink {
     /// write) is cut off.
     /// - Throws: `errSecIO` when the trail does not chain from its head (tampering), or does
     ///   not reach the anchor (unless `restartingAnchor`).
-    private func load(_ state: inout State, size: off_t, restartingAnchor: Bool) throws(KeygateError) -> Loaded {
+    private func load(_ state: inout State, size found: off_t, restartingAnchor: Bool) throws(KeygateError) -> Loaded {
+        var size = found
         if state.headFile >= 0 {
             close(state.headFile)
             state.headFile = -1
@@ -591,8 +621,12 @@ public final class JSONLinesAuditSink: AuditSink {
             state.headFile = file
             return try AuditHeadFile.read(descriptor: file, path: headPath)
         }
+        let lastHeld = try lastHeld(&state)
         switch contents ?? .missing {
         case .missing:
+            // Held records of a trail whose head is gone belong to the old trail: the anchor
+            // refuses it below, unless it is being restarted (they are then let go).
+            if lastHeld != nil, restartingAnchor { anchors?.releaseHeldAuditRecords(through: .max, for: path) }
             guard size == 0 else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
@@ -602,6 +636,30 @@ public final class JSONLinesAuditSink: AuditSink {
             throw KeygateError(.io, "\(headPath) is damaged: \(problem)")
         case .found(let found):
             head = found
+            // Records the store holds past the trail's end (a power loss took them from the
+            // trail) go back first: only then is the trail checked against its head and anchor.
+            // Looked for only when the store holds records past the head, or the trail does
+            // not end at its head.
+            var restored: Restored?
+            var mayReachPast = false
+            // Whether the trail ends at its head, once looked at (not again below).
+            var endsAtHead: Bool?
+            if let last = lastHeld {
+                mayReachPast = last > head.sequence || size == 0
+                if !mayReachPast {
+                    let ends = try self.endsAtHead(state.trail, size: size, head: head)
+                    endsAtHead = ends
+                    mayReachPast = !ends
+                }
+            }
+            if mayReachPast {
+                restored = try restore(
+                    state: &state, size: size, genesis: head.genesis, restartingAnchor: restartingAnchor)
+                if let restored {
+                    size = restored.size
+                    endsAtHead = nil
+                }
+            }
             if size == 0 {
                 guard head.sequence == 0 else {
                     throw KeygateError(
@@ -612,8 +670,15 @@ public final class JSONLinesAuditSink: AuditSink {
                 // the head since these records: expected, so taken over without a recover record.
                 state.headUnwritten = tip != head
                 head = tip
-            } else if try !endsAtHead(state.trail, size: size, head: head) {
-                (head, recovery) = try recover(state.trail, head: head)
+            } else {
+                if endsAtHead == nil { endsAtHead = try self.endsAtHead(state.trail, size: size, head: head) }
+                if endsAtHead == false { (head, recovery) = try recover(state.trail, head: head) }
+            }
+            if let restored {
+                var done = recovery ?? Recovery(staleHead: found.sequence, records: 0, tornBytes: 0)
+                done.restored = restored.records
+                done.restoredTorn = restored.tornBytes
+                recovery = done
             }
         }
         var loaded = Loaded(recovery: recovery)
@@ -690,7 +755,7 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// The head after `lines`, when each is a record that follows the one before (the first
     /// follows `head`); nil when one does not.
-    private static func chain(_ lines: ArraySlice<ArraySlice<UInt8>>, from head: AuditHead, file: String)
+    static func chain(_ lines: ArraySlice<ArraySlice<UInt8>>, from head: AuditHead, file: String)
         -> AuditHead?
     {
         var tip = head
@@ -741,7 +806,7 @@ public final class JSONLinesAuditSink: AuditSink {
     /// - Returns: how many bytes were written.
     /// - Throws: `errSecIO` when a line is longer than a trail may hold (nothing is written)
     ///   or the write fails.
-    private func append(_ records: [AuditRecord], to descriptor: Int32, size: off_t) throws(KeygateError) -> Int {
+    func append(_ records: [AuditRecord], to descriptor: Int32, size: off_t) throws(KeygateError) -> Int {
         for record in records where record.line.utf8.count > AuditRecord.maximumLineLength {
             throw KeygateError(
                 .io,
@@ -788,7 +853,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
-    private func append(_ bytes: [UInt8], to descriptor: Int32, size: off_t) throws(KeygateError) {
+    func append(_ bytes: [UInt8], to descriptor: Int32, size: off_t) throws(KeygateError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
@@ -804,7 +869,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Writes `head` in place over the last one.
-    private func writeHead(_ head: AuditHead, state: inout State) throws(KeygateError) {
+    func writeHead(_ head: AuditHead, state: inout State) throws(KeygateError) {
         guard !Self.headWritesFail(path) else { throw KeygateError(.io, "cannot write \(headPath): a test fault") }
         let bytes = AuditHeadFile.bytes(of: head)
         var written = 0
@@ -837,12 +902,15 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    private func failure(_ what: String) -> KeygateError {
+    func failure(_ what: String) -> KeygateError {
         KeygateError(.io, "\(what): \(String(cString: strerror(errno)))")
     }
 
-    static func recoveryEvent(from staleHead: UInt64, to last: UInt64, tornBytes: Int) -> AuditEvent {
+    static func recoveryEvent(from staleHead: UInt64, to last: UInt64, tornBytes: Int, restored: UInt64 = 0)
+        -> AuditEvent
+    {
         var notes: [AuditNote] = []
+        if restored > 0 { notes.append(.restoredFromStore(records: restored)) }
         if last > staleHead { notes.append(.headRecovered(from: staleHead, to: last)) }
         if tornBytes > 0 { notes.append(.tornTailCut(bytes: tornBytes)) }
         return AuditEvent(
@@ -900,14 +968,20 @@ public struct AuditRepair: Hashable, Sendable {
     /// Whether the store's anchor was replaced by this trail's head (`restartingAnchor`).
     public let anchorRestarted: Bool
 
+    /// How many records the item store held past the trail's end (lost from the trail with a
+    /// power loss) were written back, or 0.
+    public let restored: UInt64
+
     /// A repair report.
     public init(
-        staleHead: UInt64, recovered: UInt64, record: UInt64, tornBytes: Int = 0, anchorRestarted: Bool = false
+        staleHead: UInt64, recovered: UInt64, record: UInt64, tornBytes: Int = 0, anchorRestarted: Bool = false,
+        restored: UInt64 = 0
     ) {
         self.staleHead = staleHead
         self.recovered = recovered
         self.record = record
         self.tornBytes = tornBytes
         self.anchorRestarted = anchorRestarted
+        self.restored = restored
     }
 }

@@ -6,25 +6,34 @@ import Synchronization
 /// `metadata` table, so a trail deleted with its head, or restarted, no longer verifies. An
 /// anchor offered (``offerAuditAnchor(_:for:)``) is written by the next item write's own
 /// transaction (`insert`, `replace`, `delete`), so a durable add or delete keeps the anchor at
-/// its trail's head without a transaction of its own.
+/// its trail's head without a transaction of its own. So are the audit records a trail holds
+/// here (``holdAuditRecords(_:head:for:)``, `audit.held:…` rows of `metadata`): the item and the record
+/// of its decision are made durable by one commit.
 extension SQLiteItemStore: AuditAnchorStore {
     private static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
 
-    /// The anchor saved for the trail at `trail`, or nil.
+    /// The anchor saved for the trail at `trail`, or nil; when the store holds records of the
+    /// trail past it (``holdAuditRecords(_:head:for:)``), the head at the last of them: they
+    /// were committed with their items, in place of the anchor row.
     /// - Throws: `errSecDecode` when the saved anchor is damaged.
     public func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? {
-        let text = try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> String? in
+        let (text, held) = try connection.withLock {
+            (connection: inout SQLiteConnection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
             let statement = try connection.statement("SELECT value FROM metadata WHERE name = ?")
             defer { statement.reset() }
             try statement.bind([.text(Self.anchorName(trail))])
-            return try statement.step() ? statement.text(0) ?? "" : nil
+            let text = try statement.step() ? statement.text(0) ?? "" : nil
+            return (text, try heldExtent(of: trail, connection)?.last)
         }
         guard let text else { return nil }
+        let saved: AuditHead
         do {
-            return try AuditHead(line: text, file: path + " (audit anchor of \(trail))")
+            saved = try AuditHead(line: text, file: path + " (audit anchor of \(trail))")
         } catch {
             throw KeygateError(.decode, "the audit anchor of \(trail) in \(path) is damaged: \(error)")
         }
+        guard let held, held.sequence > saved.sequence else { return saved }
+        return AuditHead(genesis: saved.genesis, sequence: held.sequence, hash: held.hash)
     }
 
     /// Saves `head` as the anchor of the trail at `trail`, in one transaction.
@@ -37,12 +46,16 @@ extension SQLiteItemStore: AuditAnchorStore {
     public func saveAuditAnchor(_ head: AuditHead, for trail: String) throws(KeygateError) {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             // An older offer must not take the anchor back with a later item write.
-            offeredAnchors.withLock { _ = $0.removeValue(forKey: trail) }
+            auditOffers.withLock { _ = $0.anchors.removeValue(forKey: trail) }
             try connection.execute("PRAGMA synchronous = NORMAL")
+            // Releases of held records ride along (a restarted trail lets its old ones go here).
+            let releases = auditOffers.withLock { AuditOffers(releases: $0.releases) }
             do throws(KeygateError) {
                 try connection.transaction { () throws(KeygateError) in
                     try Self.writeAnchor(head, for: trail, connection)
+                    if !releases.isEmpty { try Self.write(releases, connection) }
                 }
+                if !releases.isEmpty { auditOffers.withLock { $0.forget(releases) } }
             } catch {
                 try connection.execute("PRAGMA synchronous = FULL")
                 throw error
@@ -54,31 +67,30 @@ extension SQLiteItemStore: AuditAnchorStore {
     /// Keeps `head` to be written as the anchor of `trail` by the next item write (replacing an
     /// earlier offer); writes nothing now.
     public func offerAuditAnchor(_ head: AuditHead, for trail: String) {
-        offeredAnchors.withLock { $0[trail] = head }
+        auditOffers.withLock { $0.anchors[trail] = head }
     }
 
-    /// Runs `body` in a write transaction of `connection` (an item write) that also writes the
-    /// anchors offered so far, at no extra commit; once it is committed they are forgotten
-    /// (not ones offered since).
+    /// Runs `body` in a write transaction of `connection` (an item write) that also writes
+    /// what trails offered so far (releases of held records, held records, anchors), at no
+    /// extra commit; once it is committed they are forgotten (not ones offered since).
     func itemTransaction<T>(
         _ connection: SQLiteConnection, _ body: () throws(KeygateError) -> T
     ) throws(KeygateError) -> T {
-        var written: [String: AuditHead] = [:]
+        var written = AuditOffers()
         let result = try connection.transaction { () throws(KeygateError) -> T in
             let result = try body()
-            written = offeredAnchors.withLock { $0 }
-            for (trail, head) in written { try Self.writeAnchor(head, for: trail, connection) }
+            written = auditOffers.withLock { $0 }
+            guard !written.isEmpty else { return result }
+            try Self.write(written, connection)
             return result
         }
         guard !written.isEmpty else { return result }
-        offeredAnchors.withLock { offered in
-            for (trail, head) in written where offered[trail] == head { offered[trail] = nil }
-        }
+        auditOffers.withLock { $0.forget(written) }
         return result
     }
 
     /// Writes `head` as the anchor of `trail`, in the transaction `connection` has open.
-    private static func writeAnchor(
+    static func writeAnchor(
         _ head: AuditHead, for trail: String, _ connection: SQLiteConnection
     ) throws(KeygateError) {
         try connection.statement(.saveAnchor, "INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)").run([

@@ -19,9 +19,9 @@ public final class SQLiteItemStore: ItemStore {
     /// Each distinct stored access-control text, parsed once.
     /// Locked after ``connection`` when both are held.
     let rows = Mutex(ParsedRowCache())
-    /// Audit anchors offered by trails and not yet written, by trail path: the next item write
-    /// writes them in its own transaction. Locked after ``connection`` when both are held.
-    let offeredAnchors = Mutex<[String: AuditHead]>([:])
+    /// Audit anchors, held records and releases offered by trails and not yet written: the
+    /// next item write writes them in its own transaction. Locked after ``connection`` when both are held.
+    let auditOffers = Mutex(AuditOffers())
     /// The sealing key, read and checked at open (wiped when the store is released).
     private let sealingKey: SecretData
     /// The database file.

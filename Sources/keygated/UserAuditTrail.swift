@@ -211,7 +211,8 @@ final class UserAuditTrail: AuditSink {
             throw KeygateError(error.status, scrubbed(error.message))
         }
         switch verdict {
-        case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _):
+        case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _),
+            .heldInStore(let records, _):
             return (UInt64(records), nil)
         case .broken(let sequence, let reason):
             Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")

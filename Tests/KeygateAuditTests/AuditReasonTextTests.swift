@@ -34,6 +34,7 @@ import Testing
         .policyKept(rules: 3, message: "b.policy:2:38: bad"),
         .policyLoaded(rules: 2, grants: 1, paths: ["/etc/keygate/a.policy", "/b"]),
         .anchorRestarted("the anchor reached record 3"), .headRecovered(from: 2, to: 5), .tornTailCut(bytes: 30),
+        .restoredFromStore(records: 3),
         .proofReused(.passcode, window: 60), .proofReused(.biometry, window: 300),
         .unrecognised("someFutureNote: from a newer version"),
     ]

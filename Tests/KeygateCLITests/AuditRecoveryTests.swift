@@ -93,3 +93,29 @@ import Testing
         #expect(try world.run(["audit", "verify"]).stdoutText.contains("intact"))
     }
 }
+
+/// Issue 10 (session 20) through the binary: adds whose records the store holds survive a
+/// power loss that cut the trail short; verify says so (not tampering) and repair restores them.
+@Suite struct HeldAuditRecordCommandTests {
+    @Test func aTrailCutShortBehindHeldRecordsIsReportedAndRepaired() throws {
+        let world = try CLIWorld(password: nil)
+        #expect(try world.add("api", "first", Data("v".utf8)).status == 0)
+        #expect(try world.run(["get", "--service", "api", "--account", "first"]).status == 0)  // flushed
+        let durable = try FileManager.default.attributesOfItem(atPath: world.audit)[.size] as? Int ?? 0
+        #expect(try world.add("api", "a", Data("v".utf8)).status == 0)
+        #expect(try world.add("api", "b", Data("v".utf8)).status == 0)
+        // A power loss: what the adds wrote to the trail (never flushed there) is gone.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: world.audit))
+        try handle.truncate(atOffset: UInt64(durable))
+        try handle.close()
+        let verify = try world.run(["audit", "verify"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdoutText.contains("2 more held in the store"), "\(verify.stdoutText)")
+        let repair = try world.run(["audit", "repair"])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(repair.stdoutText.contains("wrote back the 2 record(s) the store held"), "\(repair.stdoutText)")
+        let after = try world.run(["audit", "verify"])
+        #expect(after.stdoutText.contains("intact (5 records)"), "\(after.stdoutText)")
+        #expect(try world.run(["get", "--service", "api", "--account", "b"]).stdout == Data("v".utf8))
+    }
+}

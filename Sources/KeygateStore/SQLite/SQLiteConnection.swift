@@ -172,6 +172,10 @@ enum StatementKey: Equatable {
     case delete
     /// Writing an audit anchor offered to the store, in an item write's transaction.
     case saveAnchor
+    /// Inserting an audit record held in the store, in an item write's transaction.
+    case holdAuditRecord
+    /// Deleting a trail's held audit records up to a sequence number, in an item write's transaction.
+    case releaseAuditRecords
 }
 
 /// A prepared statement, finalized in `deinit`.

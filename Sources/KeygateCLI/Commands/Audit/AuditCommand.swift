@@ -13,9 +13,11 @@ enum AuditCommand: CommandGroup {
             verify  checks the hash chain, the head kept beside the trail and the anchor kept in
                     the store (a trail deleted with its head, or restarted, is broken); exit 0 when intact
                     (also when records were written past the head by a crash or a failed head
-                    write, which it says), 9 naming the first broken sequence number otherwise
+                    write, or are held in the store past a trail cut short by a power loss,
+                    which it says), 9 naming the first broken sequence number otherwise
             repair  brings the head forward over records written past it (a crash or a failed
-                    head write) and records that in the trail, saying what it did; the next
+                    head write), writes back records the store holds past the trail's end (a
+                    power loss), and records that in the trail, saying what it did; the next
                     command that writes a record does the same. A trail that does not chain
                     (tampering) is never repaired: exit 9
                     --restart: also accept a trail that no longer reaches the store's anchor
@@ -125,7 +127,7 @@ struct AuditRepairCommand: Command {
         case .intact where !restartsAnchor:
             context.console.out("audit trail \(path): nothing to repair, \(verdict)")
             return .success
-        case .intact, .headBehind, .tornTail:
+        case .intact, .headBehind, .tornTail, .heldInStore:
             let sink = JSONLinesAuditSink(path: path, anchors: anchors)
             guard let done = try sink.repair(at: SystemClock().now(), restartingAnchor: restartsAnchor) else {
                 context.console.out("audit trail \(path): nothing to repair, \(verdict)")
@@ -136,6 +138,9 @@ struct AuditRepairCommand: Command {
                 what.append(
                     "the head was at record \(done.staleHead); moved it over the \(done.recovered) record(s) written past it"
                 )
+            }
+            if done.restored > 0 {
+                what.append("wrote back the \(done.restored) record(s) the store held past the trail's end")
             }
             if done.tornBytes > 0 { what.append("cut off a partial record of \(done.tornBytes) bytes") }
             if done.anchorRestarted { what.append("replaced the store's anchor with this trail's head") }

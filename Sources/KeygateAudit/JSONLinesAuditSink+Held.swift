@@ -1,0 +1,182 @@
+import Glibc
+public import KeygatePolicy
+import Synchronization
+
+// Records held in the item store (issue 10): inside a facade call (``Auditor/collecting(_:)``),
+// a ``JSONLinesAuditSink/Durability/eachRecord`` sink whose anchor store can hold records
+// (``AuditAnchorStore/holdsAuditRecords``) writes a record to the trail (the page cache: it
+// survives `kill -9`) and offers it to the store instead of `fsync`ing it; the store's next
+// item transaction inserts it, with the item, in one commit. Before the call returns the sink
+// settles: records a committed transaction holds are durable; any others are `fsync`ed then.
+
+extension JSONLinesAuditSink {
+    /// How many records the store may hold for a trail before an append flushes instead
+    /// (and the store is told to release them): 64.
+    public static let heldLimit = 64
+
+    /// The facade call to hold `count` new records for, when they may be held: inside a call
+    /// (``AuditCall/holding``), under ``Durability/eachRecord``, with a store that holds
+    /// records, fewer than ``heldLimit`` held already, and no records of another writer taken
+    /// over on this append (`recovered`: those are flushed, never built on unflushed).
+    func holdingCall(_ count: Int, recovered: Bool, state: State) -> AuditCall? {
+        guard durability == .eachRecord, !recovered, let call = AuditCall.holding, let anchors,
+            anchors.holdsAuditRecords, state.held + count <= Self.heldLimit
+        else { return nil }
+        return call
+    }
+
+    /// Offers `records` (just written, not flushed) and the new `head` to the store, and leaves
+    /// the head file for ``settle()`` (it is written only once the records are durable, so it
+    /// never leads both the durable trail and the store).
+    func hold(_ records: [AuditRecord], head: AuditHead, in call: AuditCall, state: inout State) {
+        if state.anchor?.genesis != head.genesis {
+            // The store holds no anchor of this trail yet: the first rides with the records.
+            anchors?.offerAuditAnchor(head, for: path)
+        }
+        anchors?.holdAuditRecords(
+            records.map { HeldAuditRecord(sequence: $0.sequence, line: $0.line) }, head: head, for: path)
+        state.held += records.count
+        state.unsettled = true
+        state.headUnwritten = true
+        state.head = head
+        state.written = AuditTrailFileState(descriptor: state.trail)
+        state.appends &+= 1
+        call.hold(self)
+    }
+
+    /// After a flush of the trail through `sequence`: tells the store it may forget the
+    /// records it holds that far (its next item transaction deletes them).
+    func releaseHeld(through sequence: UInt64, state: inout State) {
+        guard state.held > 0, let anchors else { return }
+        anchors.releaseHeldAuditRecords(through: sequence, for: path)
+        state.held = 0
+    }
+
+    /// Makes the records held since the last settle durable: those an item transaction has
+    /// committed already are; any others (a read, a refusal, a failed write, another store's
+    /// write) are `fsync`ed now. Then the head file is brought up to them. What
+    /// ``Auditor/collecting(_:)`` calls before a facade call returns or throws.
+    /// - Throws: `errSecIO` when the trail cannot be flushed, or its head written after a
+    ///   flush (the call then fails, as an append that cannot flush does). A head write that
+    ///   fails after a commit is left to the next writer (the record is durable in the store,
+    ///   and the item is written: the call is not made to fail after the fact).
+    public func settle() throws(KeygateError) {
+        try shared.state.withLock { (state: inout State) throws(KeygateError) in
+            guard state.unsettled else { return }
+            state.unsettled = false
+            guard state.trail >= 0, let anchors else { return }
+            let flushed = anchors.withdrawHeldAuditRecords(for: path)
+            if flushed {
+                guard Self.sync(state.trail, path: path) else {
+                    let error = failure("cannot flush \(path)")
+                    state.size = -1
+                    state.written = nil
+                    throw error
+                }
+                releaseHeld(through: state.head.sequence, state: &state)
+                if anchorDue(state.head, state: state) {
+                    try anchors.saveAuditAnchor(state.head, for: path)
+                    state.anchor = state.head
+                } else {
+                    anchors.offerAuditAnchor(state.head, for: path)
+                }
+            } else {
+                // Committed with the item, and the head with them as the anchor.
+                state.anchor = state.head
+            }
+            state.pending = 0
+            guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
+            state.locked = true
+            defer { Self.unlock(&state) }
+            // Another writer appended since: the tip is that writer's to write.
+            guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
+            do throws(KeygateError) {
+                try writeHead(state.head, state: &state)
+                state.headUnwritten = false
+            } catch {
+                if flushed { throw error }
+            }
+        }
+    }
+
+    /// The sequence number of the last record the store holds for this trail (nil when none,
+    /// or without such a store); how many it holds counts towards ``heldLimit``.
+    func lastHeld(_ state: inout State) throws(KeygateError) -> UInt64? {
+        guard let anchors, anchors.holdsAuditRecords else { return nil }
+        let extent = try anchors.heldAuditRecordExtent(for: path)
+        state.held = extent?.count ?? 0
+        return extent?.last
+    }
+
+    /// What ``restore(_:state:size:genesis:restartingAnchor:)`` wrote back.
+    struct Restored {
+        /// The trail's length after.
+        var size: off_t
+        /// How many records were written back.
+        var records: UInt64
+        /// The length of the partial line cut off before them.
+        var tornBytes: Int
+    }
+
+    /// Writes back the held records past the trail's last whole record, when they chain from
+    /// it: a partial last line (a power loss during the write) is cut first, when it is the
+    /// start of the first of them; the trail is then `fsync`ed.
+    /// - Returns: what was written back, or nil when the trail already holds every held record.
+    /// - Throws: `errSecIO` when the records past the trail's end do not chain from it, or a
+    ///   partial last line is not the start of the first of them (another writer's records in
+    ///   between, or tampering: never dropped), unless `restartingAnchor` (they are then let go).
+    func restore(state: inout State, size: off_t, genesis: String, restartingAnchor: Bool) throws(KeygateError)
+        -> Restored?
+    {
+        guard let anchors else { return nil }
+        let held = try anchors.heldAuditRecords(for: path)
+        guard let last = held.last else { return nil }
+        var whole = size
+        var torn: [UInt8] = []
+        var tip = AuditHead(genesis: genesis)
+        if let line = try Self.lastLine(of: state.trail, size: size, path: path) {
+            if !line.terminated {
+                torn = line.line
+                whole = size - off_t(torn.count)
+            }
+            if let previous = try Self.lastLine(of: state.trail, size: whole, path: path), previous.terminated {
+                guard
+                    let link = AuditRecord.chainLink(previous.line)?.sequence
+                        ?? Self.parsedLink(previous.line, path: path)
+                else {
+                    throw KeygateError(.io, "the last record of \(path) cannot be read; run 'keygate audit verify'")
+                }
+                tip = AuditHead(genesis: genesis, sequence: link, hash: AuditCrypto.sha256Hex(previous.line))
+            }
+        }
+        guard last.sequence > tip.sequence else { return nil }
+        let past = held.filter { $0.sequence > tip.sequence }
+        let lines = past.map { ArraySlice(Array($0.line.utf8)) }
+        let chained = Self.chain(lines[...], from: tip, file: path) != nil
+        let numbered = past.enumerated().allSatisfy { $0.element.sequence == tip.sequence + UInt64($0.offset) + 1 }
+        guard chained, numbered, torn.isEmpty || lines[0].starts(with: torn) else {
+            if restartingAnchor {
+                anchors.releaseHeldAuditRecords(through: .max, for: path)
+                return nil
+            }
+            throw KeygateError(
+                .io,
+                "the store holds records \(past[0].sequence)…\(last.sequence) of \(path) that do not follow its "
+                    + "last record \(tip.sequence); run 'keygate audit verify'")
+        }
+        guard ftruncate(state.trail, whole) == 0 else { throw failure("cannot cut the partial record off \(path)") }
+        var bytes: [UInt8] = []
+        for line in lines {
+            bytes += line
+            bytes.append(10)
+        }
+        try append(bytes, to: state.trail, size: whole)
+        guard Self.sync(state.trail, path: path) else { throw failure("cannot flush \(path)") }
+        return Restored(size: whole + off_t(bytes.count), records: UInt64(past.count), tornBytes: torn.count)
+    }
+
+    /// The sequence number of a record line not in the writer's own shape (parsed).
+    private static func parsedLink(_ line: [UInt8], path: String) -> UInt64? {
+        (try? AuditRecord(line: line, file: path, lineNumber: 0))?.sequence
+    }
+}
