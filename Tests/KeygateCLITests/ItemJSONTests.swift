@@ -9,22 +9,6 @@ import Testing
 /// Issue 10 point 2: `list` lays each item's JSON object out by hand; it is the same text as
 /// the object built as a tree of JSON values and rendered, for every kind of attribute.
 @Suite struct ItemJSONTests {
-    private func tree(_ attributes: ItemAttributes) -> String {
-        let control = attributes.accessControl
-        return JSONValue.object([
-            JSONMember("service", .string(attributes.identity.service)),
-            JSONMember("account", .string(attributes.identity.account)),
-            JSONMember("accessGroup", .string(attributes.identity.accessGroup)),
-            JSONMember("synchronizable", .bool(attributes.identity.synchronizable)),
-            JSONMember("label", attributes.label.map { .string($0) } ?? .null),
-            JSONMember("accessible", .string(control.protection.name)),
-            JSONMember("accessControl", control.flags.isEmpty ? .null : .string(control.flags.description)),
-            JSONMember("text", .string(control.textForm)),
-            JSONMember("created", .number(String(attributes.created.nanoseconds / 1_000_000_000))),
-            JSONMember("modified", .number(String(attributes.modified.nanoseconds / 1_000_000_000))),
-        ]).rendered
-    }
-
     @Test func theHandLaidLineIsTheRenderedTree() async throws {
         let cli = try InProcessCLI()
         cli.authenticator.setDefault(.succeed, for: .biometry)
@@ -50,7 +34,7 @@ import Testing
         let found = try await keychain.copyMatching(query).compactMap(\.attributes)
         #expect(found.count == adds.count)
         for attributes in found {
-            #expect(ItemJSON.render(attributes) == tree(attributes))
+            #expect(ItemJSON.render(attributes) == ItemJSONWriterTests.reference(attributes, asciiOnly: false))
         }
         #expect(found.contains { ItemJSON.render($0).contains(#""accessControl": null"#) })
         #expect(found.contains { ItemJSON.render($0).contains(#""label": null"#) })

@@ -10,9 +10,9 @@ import Testing
 /// times and many items sharing a few access controls, the bytes are the JSON tree's rendering
 /// with every non-ASCII character escaped, as the lines were made before.
 @Suite struct ItemJSONWriterTests {
-    /// The line as it was made before: the tree rendered, then each non-ASCII scalar replaced by
+    /// The line as it was made before (also ItemJSONTests' reference): the tree rendered, then each non-ASCII scalar replaced by
     /// `\u` escapes of its UTF-16 units.
-    private static func reference(_ attributes: ItemAttributes, asciiOnly: Bool) -> String {
+    static func reference(_ attributes: ItemAttributes, asciiOnly: Bool) -> String {
         let control = attributes.accessControl
         let json = JSONValue.object([
             JSONMember("service", .string(attributes.identity.service)),
