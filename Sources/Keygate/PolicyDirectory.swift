@@ -67,7 +67,13 @@ public enum PolicyDirectory {
     public static func load(_ paths: [String]) throws(KeygateError) -> PolicySet {
         var combined = PolicyDocument()
         for path in paths {
-            let files = Self.isDirectory(path) == false ? [path] : try Self.files(in: path)
+            // One stat for a missing path (the usual user directory): nothing to read there.
+            let files: [String]
+            switch Self.isDirectory(path) {
+            case nil: files = []
+            case false?: files = [path]
+            case true?: files = try Self.files(in: path)
+            }
             for file in files {
                 let document = try document(at: file)
                 combined.rules += document.rules

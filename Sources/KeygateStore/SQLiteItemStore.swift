@@ -68,34 +68,45 @@ public final class SQLiteItemStore: ItemStore {
         self.maximumValueLength = maximumValueLength
         try Self.makeDirectories(PrivateFile.directoryName(of: path))
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
-        // SQLite opens the -wal and -shm files itself: they must be ours before it does.
-        for file in [path, path + "-wal", path + "-shm"] {
-            try PrivateFile.inspect(file, privacy: privacy, status: .notAvailable)
-        }
+        // SQLite opens the -wal and -shm files itself: they must be ours before it does. The WAL
+        // is looked at before the database: a checkpoint writes the database before it empties
+        // the WAL, so a process checkpointing meanwhile cannot make a live store look empty.
+        let wal = try PrivateFile.inspect(path + "-wal", privacy: privacy, status: .notAvailable)
+        let database = try PrivateFile.inspect(path, privacy: privacy, status: .notAvailable)
+        try PrivateFile.inspect(path + "-shm", privacy: privacy, status: .notAvailable)
         let keyFile = keyProvider == nil ? path + ".key" : (keyProvider as? KeyFileProvider)?.path
-        if let keyFile {
-            try PrivateFile.inspect(keyFile, privacy: privacy, status: .notAvailable)
-            try Self.refuseLostDatabase(at: path, keyFile: keyFile)
+        if let keyFile, try PrivateFile.inspect(keyFile, privacy: privacy, status: .notAvailable) != nil {
+            try Self.refuseLostDatabase(at: path, keyFile: keyFile, database: database, wal: wal)
         }
-        let created = try Self.prepareFile(at: path, privacy: privacy)
+        // A database file that holds something was checked above (a private regular file, not
+        // followed through a link): it needs no creating, so it is not opened twice.
+        let created: Bool
+        if let database, database.st_size > 0 {
+            created = false
+        } else {
+            created = try Self.prepareFile(at: path, privacy: privacy)
+        }
         let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        try opened.execute("PRAGMA journal_mode = WAL")
         try opened.execute("PRAGMA synchronous = FULL")
-        try SQLiteSchema.migrate(opened)
-        // A new store's schema reaches the database file itself before its key exists, so a key
-        // seldom sits beside an empty database file (best effort: other processes may hold the
-        // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
-        if created { try? opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-        let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
-        _ = try count.step()
-        let hasItems = count.integer(0) != 0
-        count.reset()
+        // A store already set up (every open but its first few) is checked in one read
+        // transaction; anything else takes the full path, which sets it up.
+        let established = created ? nil : try EstablishedStore.read(opened)
+        let hasItems: Bool
+        if let established {
+            hasItems = established.hasItems
+        } else {
+            hasItems = try Self.setUp(opened, created: created)
+        }
         // A missing key file is created only for an empty store: items sealed under a lost
         // key must not be joined by items under a new one.
         let provider =
             keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems, privacy: privacy)
         let key = try provider.key()
-        try KeyCheck.verify(key, on: opened, hasItems: hasItems)
+        if let established {
+            try KeyCheck.verify(key, stored: established.keyCheck, path: path)
+        } else {
+            try KeyCheck.verify(key, on: opened, hasItems: hasItems)
+        }
         sealingKey = key
         // Only a store that opened: a refused one (a wrong key, a corrupt file) leaves no
         // -wal or -shm file behind.
@@ -103,21 +114,32 @@ public final class SQLiteItemStore: ItemStore {
         connection = Mutex(opened)
     }
 
+    /// Sets up a store that is new or not yet this Keygate's: WAL mode, the schema's
+    /// migrations.
+    /// - Returns: whether the store holds at least one item.
+    private static func setUp(_ opened: SQLiteConnection, created: Bool) throws(KeygateError) -> Bool {
+        try opened.execute("PRAGMA journal_mode = WAL")
+        try SQLiteSchema.migrate(opened)
+        // A new store's schema reaches the database file itself before its key exists, so a key
+        // seldom sits beside an empty database file (best effort: other processes may hold the
+        // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
+        if created { try? opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
+        defer { count.reset() }
+        _ = try count.step()
+        return count.integer(0) != 0
+    }
+
     /// Refuses a database file that is missing or empty while its key file exists: the key is
     /// made only once the database holds its schema, so the store held items and the database
     /// was lost, truncated or replaced. A new empty store in its place would hide that.
-    private static func refuseLostDatabase(at path: String, keyFile: String) throws(KeygateError) {
-        var key = stat()
-        guard lstat(keyFile, &key) == 0 else { return }
-        // The WAL first: a checkpoint writes the database before it empties the WAL, so a
-        // process checkpointing meanwhile cannot make a live store look empty.
-        var wal = stat()
-        let walSize = lstat(path + "-wal", &wal) == 0 ? wal.st_size : 0
-        var database = stat()
-        let exists = lstat(path, &database) == 0
-        guard !exists || (database.st_size == 0 && walSize == 0 && database.st_mode & S_IFMT == S_IFREG) else {
-            return
-        }
+    /// `database` and `wal` are their files' `lstat`, nil when missing, the WAL's taken first.
+    private static func refuseLostDatabase(at path: String, keyFile: String, database: stat?, wal: stat?)
+        throws(KeygateError)
+    {
+        let walSize = wal?.st_size ?? 0
+        let exists = database != nil
+        if let database, database.st_size != 0 || walSize != 0 || database.st_mode & S_IFMT != S_IFREG { return }
         throw KeygateError(
             .notAvailable,
             "the database \(path) is \(exists ? "empty" : "missing"), but its key \(keyFile) exists, so the store "

@@ -50,6 +50,16 @@ import Testing
         #expect(try PolicyDirectory.load([directory + "/missing"]).ruleCount == 0)
     }
 
+    /// Each path is looked at once: a missing one adds nothing, a file is read as one policy
+    /// file, a directory's files are read in name order.
+    @Test func missingPathsAddNothingAndFilesAreReadAsThemselves() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try write("a.policy", "rule \"from-a\" { forbid export }")
+        try write("single.txt", "rule \"from-file\" { forbid import }")
+        let set = try PolicyDirectory.load([directory + "/missing", directory + "/single.txt", directory])
+        #expect(set.document.rules.map(\.name) == ["from-file", "from-a"])
+    }
+
     @Test func reloadSwapsTheWholeSetOrKeepsTheOldAndAuditsIt() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("a.policy", "rule \"one\" { forbid export }")

@@ -35,6 +35,13 @@ enum KeyCheck {
         guard let stored = try stored(on: connection), opens(stored, key: key) else { throw mismatch(connection.path) }
     }
 
+    /// Checks `key` against a key-check value already read (``EstablishedStore``): nothing is
+    /// read or written.
+    /// - Throws: `errSecDecode` when the key is not the store's.
+    static func verify(_ key: SecretData, stored: [UInt8], path: String) throws(KeygateError) {
+        guard opens(stored, key: key) else { throw mismatch(path) }
+    }
+
     private static func mismatch(_ path: String) -> KeygateError {
         KeygateError(
             .decode,
@@ -42,7 +49,8 @@ enum KeyCheck {
             condition: .wrongKey)
     }
 
-    private static func stored(on connection: SQLiteConnection) throws(KeygateError) -> [UInt8]? {
+    /// The stored key-check value, or `nil` when the store has none yet.
+    static func stored(on connection: SQLiteConnection) throws(KeygateError) -> [UInt8]? {
         let statement = try connection.statement("SELECT value FROM metadata WHERE name = ?")
         defer { statement.reset() }
         try statement.bind([.text(name)])

@@ -1,0 +1,49 @@
+import KeygatePolicy
+
+/// What an open needs to know of a store that is already set up, read in one read transaction.
+///
+/// An open used to make four read transactions before its key check (the journal-mode switch,
+/// the schema version, the emptiness check, the key-check value), each taking and releasing the
+/// WAL's read lock (two `fcntl`s and an `fstat` or two). A store this Keygate made already has
+/// all of it, so one deferred transaction reads it; anything else (a new or older file, a
+/// journal mode other than WAL, no key-check value yet) is reported as `nil` and the open takes
+/// its full path, which sets up, migrates and writes what is missing.
+struct EstablishedStore {
+    /// Whether the store holds at least one item.
+    let hasItems: Bool
+    /// The stored key-check value (``KeyCheck``).
+    let keyCheck: [UInt8]
+
+    /// Reads the schema version, the journal mode, whether there are items and the key-check
+    /// value in one read transaction (`BEGIN` deferred: it takes no write lock).
+    /// - Returns: `nil` unless the schema is this Keygate's latest, the journal mode is WAL and
+    ///   a key-check value is stored. Nothing is written.
+    static func read(_ connection: SQLiteConnection) throws(KeygateError) -> EstablishedStore? {
+        try connection.execute("BEGIN")
+        do {
+            let found = try readInTransaction(connection)
+            try connection.execute("COMMIT")
+            return found
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private static func readInTransaction(_ connection: SQLiteConnection) throws(KeygateError) -> EstablishedStore? {
+        // The version first: its read starts the transaction, and with it SQLite finds the WAL,
+        // so the journal-mode query below answers for the file, not a default.
+        let version = try connection.statement("PRAGMA user_version")
+        defer { version.reset() }
+        guard try version.step(), Int(version.integer(0)) == SQLiteSchema.migrations.count else { return nil }
+        let mode = try connection.statement("PRAGMA journal_mode")
+        defer { mode.reset() }
+        guard try mode.step(), mode.text(0) == "wal" else { return nil }
+        let count = try connection.statement("SELECT EXISTS (SELECT 1 FROM items)")
+        defer { count.reset() }
+        _ = try count.step()
+        let hasItems = count.integer(0) != 0
+        guard let keyCheck = try KeyCheck.stored(on: connection) else { return nil }
+        return EstablishedStore(hasItems: hasItems, keyCheck: keyCheck)
+    }
+}
