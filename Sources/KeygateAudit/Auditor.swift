@@ -198,14 +198,10 @@ public struct Auditor: Sendable {
     /// may hold it until the call settles.
     private func write(_ event: AuditEvent, in call: AuditCall?) throws(KeygateError) {
         do {
-            // The in-memory sink seals when its trail is looked at: nothing rendered or hashed here.
-            // A metatype comparison first, as for ``discards``.
-            if type(of: sink) == InMemoryAuditSink.self, let memory = sink as? InMemoryAuditSink {
-                memory.store(event, at: clock.now())
-            } else {
-                try AuditCall.holding(for: call) { () throws(KeygateError) in
-                    try sink.append(event, at: clock.now())
-                }
+            // No record is made for nothing (``AuditSink/store(_:at:)``): the in-memory sink
+            // seals when its trail is looked at, the file sink writes the bytes it rendered.
+            try AuditCall.holding(for: call) { () throws(KeygateError) in
+                try sink.store(event, at: clock.now())
             }
         } catch {
             guard isRequired else { return }
