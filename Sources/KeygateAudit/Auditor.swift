@@ -62,13 +62,15 @@ public struct Auditor: Sendable {
     /// the call ends, or until an event of another kind (an authentication attempt, say) must
     /// be written first: the decisions of one call go into one record.
     /// - Throws: `errSecIO` naming the problem when the record cannot be written and auditing is required.
-    public func record(_ event: AuditEvent) throws(KeygateError) {
+    public func record(_ event: consuming AuditEvent) throws(KeygateError) {
         // Auditing off: nothing to seal, render or hash.
         if discards { return }
         let event = prepared(event)
         if let call = AuditCall.current, call.owner == identity {
             if Self.isCollected(event.kind) {
-                call.pending.withLock { $0.append(event) }
+                // Moved into the call's pending decisions, not copied.
+                var moving: AuditEvent? = consume event
+                call.pending.withLock { $0.append(moving.take()!) }
                 return
             }
             try flush(call)
@@ -151,12 +153,10 @@ public struct Auditor: Sendable {
     /// Writes what `call` has collected: runs of decisions of one kind, one record each
     /// (``AuditCall/Pending`` groups them as they come).
     private func flush(_ call: AuditCall) throws(KeygateError) {
-        let taken = call.pending.withLock { pending in
-            defer { pending = AuditCall.Pending() }
-            return pending
-        }
+        var taken = AuditCall.Pending()
+        call.pending.withLock { swap(&$0, &taken) }
         // The usual call decides one item: one record, nothing to group (and no array made).
-        guard let first = taken.first else { return }
+        guard let first = taken.first.take() else { return }
         if taken.rest.isEmpty {
             try write(first, in: call)
             return
@@ -169,7 +169,7 @@ public struct Auditor: Sendable {
     private var identity: ObjectIdentifier { ObjectIdentifier(token) }
 
     /// Fills in who decided and who asked, and redacts the account when configured (never the caller).
-    private func prepared(_ event: AuditEvent) -> AuditEvent {
+    private func prepared(_ event: consuming AuditEvent) -> AuditEvent {
         var event = event
         event.processID = processID
         event.userID = userID
@@ -262,7 +262,7 @@ final class AuditCall: Sendable {
         /// second decision came (the usual call never works it out).
         private var lastLength: Int?
 
-        mutating func append(_ event: AuditEvent) {
+        mutating func append(_ event: consuming AuditEvent) {
             // No copy of a record is held while its `more` grows (that would copy the array).
             guard first != nil else {
                 first = event
