@@ -190,18 +190,15 @@ struct AuditLineWriter {
 
     private mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Nothing to escape (the usual case): the bytes go in whole, not one at a time. `withUTF8`
-        // (on a copy, which copies no bytes) and not the UTF-8 view's contiguous storage: a small
-        // string (up to 15 bytes, most of a record's) has none, so it went byte by byte.
-        var text = text
-        let copied = text.withUTF8 { utf8 in
+        // Nothing to escape (the usual case): the bytes go in whole, not one at a time.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
             guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
                 return false
             }
             bytes.append(contentsOf: utf8)
             return true
         }
-        if copied {
+        if copied == true {
             bytes.append(UInt8(ascii: "\""))
             return
         }
