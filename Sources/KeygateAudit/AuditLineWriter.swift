@@ -7,7 +7,28 @@ import Synchronization
 struct AuditLineWriter {
     private(set) var bytes: [UInt8] = []
 
-    init() { bytes.reserveCapacity(512) }
+    /// A writer with room for a usual record (an item decision's line runs to about 520 bytes:
+    /// one allocation, not a second to grow it).
+    init() { bytes.reserveCapacity(1024) }
+
+    /// A writer that renders into `buffer`, emptied but keeping its capacity: a sink's buffer
+    /// used again line after line (no allocation once it is large enough).
+    init(reusing buffer: consuming [UInt8]) {
+        bytes = buffer
+        bytes.removeAll(keepingCapacity: true)
+        if bytes.capacity < 1024 { bytes.reserveCapacity(1024) }
+    }
+
+    /// Ends the rendered line with its newline, as a trail holds it (after it was hashed: the
+    /// hash is the line's without the newline).
+    mutating func endLine() { bytes.append(10) }
+
+    /// The rendered bytes, handed over (the writer is left empty).
+    mutating func take() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &bytes)
+        return taken
+    }
 
     /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
     /// "uid": …, ["exe": …,] ["caller": {…},] "prev": …}`.

@@ -17,6 +17,12 @@ public protocol AuditSink: Sendable {
     /// (the file sink: one write and one flush); the default appends them one by one.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord]
+
+    /// Seals `event` at `time` as the next record and stores it, with the same duties and the
+    /// same trail as ``append(_:at:)``, but returns nothing: what the ``Auditor`` calls, which
+    /// never looks at the record (a sink may then skip making it: the file sink writes the
+    /// line from the bytes it rendered). The default appends it.
+    func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError)
 }
 
 extension AuditSink {
@@ -27,6 +33,11 @@ extension AuditSink {
         records.reserveCapacity(events.count)
         for event in events { records.append(try append(event, at: time)) }
         return records
+    }
+
+    /// Appends `event` and drops the record.
+    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+        _ = try append(event, at: time)
     }
 }
 

@@ -68,7 +68,9 @@ public struct Auditor: Sendable {
         let event = prepared(event)
         if let call = AuditCall.current, call.owner == identity {
             if Self.isCollected(event.kind) {
-                call.pending.withLock { $0.append(event) }
+                // Moved into the call's pending decisions, not copied.
+                var moving: AuditEvent? = consume event
+                call.pending.withLock { $0.append(moving.take()!) }
                 return
             }
             try flush(call)
@@ -151,12 +153,10 @@ public struct Auditor: Sendable {
     /// Writes what `call` has collected: runs of decisions of one kind, one record each
     /// (``AuditCall/Pending`` groups them as they come).
     private func flush(_ call: AuditCall) throws(KeygateError) {
-        let taken = call.pending.withLock { pending in
-            defer { pending = AuditCall.Pending() }
-            return pending
-        }
+        var taken = AuditCall.Pending()
+        call.pending.withLock { swap(&$0, &taken) }
         // The usual call decides one item: one record, nothing to group (and no array made).
-        guard let first = taken.first else { return }
+        guard let first = taken.first.take() else { return }
         if taken.rest.isEmpty {
             try write(first, in: call)
             return
@@ -169,7 +169,7 @@ public struct Auditor: Sendable {
     private var identity: ObjectIdentifier { ObjectIdentifier(token) }
 
     /// Fills in who decided and who asked, and redacts the account when configured (never the caller).
-    private func prepared(_ event: AuditEvent) -> AuditEvent {
+    private func prepared(_ event: consuming AuditEvent) -> AuditEvent {
         var event = event
         event.processID = processID
         event.userID = userID
@@ -198,14 +198,10 @@ public struct Auditor: Sendable {
     /// may hold it until the call settles.
     private func write(_ event: AuditEvent, in call: AuditCall?) throws(KeygateError) {
         do {
-            // The in-memory sink seals when its trail is looked at: nothing rendered or hashed here.
-            // A metatype comparison first, as for ``discards``.
-            if type(of: sink) == InMemoryAuditSink.self, let memory = sink as? InMemoryAuditSink {
-                memory.store(event, at: clock.now())
-            } else {
-                try AuditCall.holding(for: call) { () throws(KeygateError) in
-                    try sink.append(event, at: clock.now())
-                }
+            // No record is made for nothing (``AuditSink/store(_:at:)``): the in-memory sink
+            // seals when its trail is looked at, the file sink writes the bytes it rendered.
+            try AuditCall.holding(for: call) { () throws(KeygateError) in
+                try sink.store(event, at: clock.now())
             }
         } catch {
             guard isRequired else { return }
@@ -266,7 +262,7 @@ final class AuditCall: Sendable {
         /// second decision came (the usual call never works it out).
         private var lastLength: Int?
 
-        mutating func append(_ event: AuditEvent) {
+        mutating func append(_ event: consuming AuditEvent) {
             // No copy of a record is held while its `more` grows (that would copy the array).
             guard first != nil else {
                 first = event

@@ -12,7 +12,7 @@ import Synchronization
 /// it last wrote and the trail still ends where it left it (under group commit the paths are
 /// looked up and checked on the first append after each flush, and between flushes the sink
 /// keeps the lock, released at each flush, by ``flush()``, or once the sink has been idle for a
-/// millisecond, so an append between flushes is one `writev` and another writer waits at most
+/// millisecond, so an append between flushes is one `write` system call and another writer waits at most
 /// that long; after the lock was given up, an `lseek` of the open trail gives its length: a
 /// trail replaced, removed or made public behind the sink's back is noticed within N records,
 /// the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
@@ -134,6 +134,9 @@ public final class JSONLinesAuditSink: AuditSink {
         var held = 0
         /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
         var unsettled = false
+        /// The buffer a group-commit append between flushes renders its line into, kept (with
+        /// its capacity) for the next (``JSONLinesAuditSink/store(_:at:)``).
+        var line: [UInt8] = []
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -156,6 +159,10 @@ public final class JSONLinesAuditSink: AuditSink {
     /// The state, in a box the idle releases share (they never hold the sink itself).
     final class Shared: Sendable {
         let state = Mutex(State())
+        /// Appends that kept the lock so far, counted under the state's lock: the idle release
+        /// reads it without that lock, so a busy sink's release looks again later without
+        /// waiting on (or spinning for) the lock an append holds.
+        let appends = Atomic<UInt64>(0)
         /// How long the lock is kept after the last append when no flush comes first.
         let idleRelease: DispatchTimeInterval
 
@@ -166,11 +173,11 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Where group commit's flushes run, one at a time (nil under ``Durability/eachRecord``).
     private let flusher: DispatchQueue?
     /// Why the last background flush failed, until a synchronous one succeeds.
-    private let flushFailure = FlushFailure()
+    let flushFailure = FlushFailure()
 
     /// Shared with the background flushes (which never hold the sink itself, so releasing the
     /// sink never waits on its own queue).
-    private final class FlushFailure: Sendable {
+    final class FlushFailure: Sendable {
         let reason = Mutex<String?>(nil)
     }
 
@@ -312,7 +319,7 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    private func write(
+    func write(
         _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
     ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
@@ -426,6 +433,7 @@ public final class JSONLinesAuditSink: AuditSink {
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
         if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
         state.appends &+= 1
+        if keepsLock { shared.appends.add(1, ordering: .relaxed) }
         return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
     }
 
@@ -491,17 +499,25 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Makes sure the lock kept between appends is released once the sink has been idle for
     /// its idle release (``idleRelease`` unless a test set another), on ``releaser``, never the
     /// flusher, which an append may wait for while it holds the state.
-    private func scheduleRelease(_ state: inout State) {
+    ///
+    /// One release is scheduled at a time, not one per append: when it comes due and appends
+    /// were made since it was scheduled (``Shared/appends``, read without the state's lock), it
+    /// schedules itself again for another idle period, and takes the lock only when none was.
+    func scheduleRelease(_ state: inout State) {
         guard !state.releaseScheduled else { return }
         state.releaseScheduled = true
-        Self.release(shared, after: state.appends)
+        Self.release(shared, after: shared.appends.load(ordering: .relaxed))
     }
 
     private static func release(_ shared: Shared, after appends: UInt64) {
         releaser.asyncAfter(deadline: .now() + shared.idleRelease) {
+            // Still busy: look again later, without the lock the appends take.
+            let made = shared.appends.load(ordering: .relaxed)
+            guard made == appends else { return release(shared, after: made) }
             shared.state.withLock { state in
-                if state.locked, state.appends != appends {
-                    release(shared, after: state.appends)  // still busy: look again later
+                let made = shared.appends.load(ordering: .relaxed)
+                if state.locked, made != appends {
+                    release(shared, after: made)  // an append came meanwhile
                     return
                 }
                 unlock(&state)

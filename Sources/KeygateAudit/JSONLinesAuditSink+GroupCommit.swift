@@ -1,0 +1,78 @@
+import Glibc
+public import KeygatePolicy
+import Synchronization
+
+// The group-commit append between flushes (issue 10): the sink holds the trail's lock and
+// knows where the trail ends, so an append is the record's line rendered into a buffer the
+// sink keeps, its SHA-256 taken from those bytes, and one `write`; no ``AuditRecord`` (nor its
+// line as a `String`) is made for an ``Auditor`` that never looks at it.
+
+extension JSONLinesAuditSink {
+    /// Seals `event` at `time` as the next record and writes it, as ``append(_:at:)`` does (the
+    /// same line, chain, durability and locking), returning nothing.
+    ///
+    /// Under ``Durability/groupCommit(records:)``, an append between flushes (the sink holds the
+    /// trail's lock since its last append, no flush is due and none failed) renders the line
+    /// straight into a buffer the sink reuses, hashes those bytes and writes them with their
+    /// newline in one `write`. Any other append (the first, one after the lock was given up,
+    /// one that starts a flush, one after a failed flush, every one under
+    /// ``Durability/eachRecord``) is made as ``append(_:at:)`` makes it.
+    /// - Throws: `errSecIO` when the record cannot be written (nothing of it is left in the
+    ///   trail), as ``append(_:at:)``.
+    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+        guard case .groupCommit(let count) = durability else {
+            _ = try append(event, at: time)
+            return
+        }
+        try shared.state.withLock { (state: inout State) throws(KeygateError) in
+            do throws(KeygateError) {
+                guard state.locked, state.trail >= 0, state.size >= 0, state.headFile >= 0,
+                    state.pending + 1 < count, flushFailure.reason.withLock({ $0 == nil })
+                else {
+                    _ = try write([event], at: time, restartingAnchor: false, reread: false, state: &state)
+                    return
+                }
+                try appendBetweenFlushes(event, at: time, state: &state)
+            } catch {
+                // As ``append(_:at:)``: read the trail again next time rather than trust what is held.
+                state.size = -1
+                state.written = nil
+                throw error
+            }
+        }
+    }
+
+    /// Seals and writes `event` while the sink holds the lock between flushes: the head moves
+    /// in memory (the next flush writes it), the lock stays held, and the idle release is told
+    /// of the append.
+    private func appendBetweenFlushes(_ event: AuditEvent, at time: Timestamp, state: inout State)
+        throws(KeygateError)
+    {
+        var buffer: [UInt8] = []
+        swap(&buffer, &state.line)  // moved out, so reusing it copies nothing
+        var writer = AuditLineWriter(reusing: consume buffer)
+        let sequence = state.head.sequence + 1
+        writer.record(sequence: sequence, time: time, previousHash: state.head.hash, event: event)
+        let length = writer.bytes.count
+        guard length <= AuditRecord.maximumLineLength else {
+            state.line = writer.take()
+            throw KeygateError(
+                .io,
+                "the audit record would be \(length) bytes, longer than the "
+                    + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
+        }
+        let hash = writer.bytes.withUnsafeBytes { AuditCrypto.sha256Hex($0) }
+        writer.endLine()
+        let line = writer.take()
+        defer { state.line = line }
+        try append(line, to: state.trail, size: state.size)
+        state.size += off_t(line.count)
+        state.pending += 1
+        state.head.sequence = sequence
+        state.head.hash = hash
+        state.headUnwritten = true
+        state.appends &+= 1
+        shared.appends.add(1, ordering: .relaxed)
+        scheduleRelease(&state)
+    }
+}
