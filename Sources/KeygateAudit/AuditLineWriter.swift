@@ -161,19 +161,7 @@ struct AuditLineWriter {
     }
 
     /// Decimal digits written straight into the line (no `String` made for them).
-    private mutating func number(_ value: some BinaryInteger) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = UInt64(value.magnitude)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
+    private mutating func number(_ value: some BinaryInteger) { bytes.appendDecimal(value) }
 
     private mutating func optional(_ text: String?) {
         if let text { string(text) } else { raw("null") }

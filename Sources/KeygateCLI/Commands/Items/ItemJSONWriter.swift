@@ -154,18 +154,5 @@ struct ItemJSONWriter {
     }
 
     /// Appends `value` in decimal.
-    private mutating func decimal(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        // At most 20 digits; laid out from the end of a small stack buffer.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
-        }
-    }
+    private mutating func decimal(_ value: Int64) { bytes.appendDecimal(value) }
 }
