@@ -4,15 +4,14 @@ extension Array where Element == UInt8 {
     @inlinable public mutating func appendDecimal(_ value: some BinaryInteger) {
         if value < 0 { append(UInt8(ascii: "-")) }
         var magnitude = UInt64(value.magnitude)
-        // At most 20 digits, laid out from the end of a small stack buffer.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
+        // The largest power of ten not above the value (never overflows: it only grows while
+        // ten times it is still at most the value).
+        var divisor: UInt64 = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        repeat {
+            append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        } while divisor > 0
     }
 }
