@@ -54,12 +54,15 @@ extension JSONLinesAuditSink {
 
     /// Makes the records held since the last settle durable: those an item transaction has
     /// committed already are; any others (a read, a refusal, a failed write, another store's
-    /// write) are `fsync`ed now. Then the head file is brought up to them. What
+    /// write) are `fsync`ed now, and the head file is then brought up to them. After a commit
+    /// the head file is not written (no lock, no write): the last record the store holds
+    /// stands for it until the next flush of the trail (at most ``heldLimit`` records later)
+    /// or ``flush()``; a loader that finds the trail past its head as far as the store's last
+    /// held record takes that tip over without a ``AuditEvent/Kind/recover`` record, and
+    /// ``AuditTrailFile/verify(at:privacy:anchors:)`` calls such a trail intact. What
     /// ``Auditor/collecting(_:)`` calls before a facade call returns or throws.
     /// - Throws: `errSecIO` when the trail cannot be flushed, or its head written after a
-    ///   flush (the call then fails, as an append that cannot flush does). A head write that
-    ///   fails after a commit is left to the next writer (the record is durable in the store,
-    ///   and the item is written: the call is not made to fail after the fact).
+    ///   flush (the call then fails, as an append that cannot flush does).
     public func settle() throws(KeygateError) {
         try shared.state.withLock { (state: inout State) throws(KeygateError) in
             guard state.unsettled else { return }
@@ -81,8 +84,13 @@ extension JSONLinesAuditSink {
                     anchors.offerAuditAnchor(state.head, for: path)
                 }
             } else {
-                // Committed with the item, and the head with them as the anchor.
+                // Committed with the item, and the head with them as the anchor. The head file
+                // is left where it is: the store's last held record stands for it (a loader
+                // takes the trail's tip over without a recover record, verify calls the trail
+                // intact), and it is written at the next flush of the trail or ``flush()``.
                 state.anchor = state.head
+                state.pending = 0
+                return
             }
             state.pending = 0
             guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
@@ -90,12 +98,8 @@ extension JSONLinesAuditSink {
             defer { Self.unlock(&state) }
             // Another writer appended since: the tip is that writer's to write.
             guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
-            do throws(KeygateError) {
-                try writeHead(state.head, state: &state)
-                state.headUnwritten = false
-            } catch {
-                if flushed { throw error }
-            }
+            try writeHead(state.head, state: &state)
+            state.headUnwritten = false
         }
     }
 

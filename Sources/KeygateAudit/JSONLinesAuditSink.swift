@@ -644,7 +644,18 @@ public final class JSONLinesAuditSink: AuditSink {
             var mayReachPast = false
             // Whether the trail ends at its head, once looked at (not again below).
             var endsAtHead: Bool?
-            if let last = lastHeld {
+            // Whether the trail ends at the last held record, past a head left behind.
+            var heldTip = false
+            if let last = lastHeld, last > head.sequence, size > 0,
+                let tip = try tipPastHead(state.trail, size: size, head: head), tip.sequence == last
+            {
+                // The head file left behind by held records committed with their items (``settle()``):
+                // the last of them stands for it, so the tip is taken over without a recover record
+                // (the anchor check below holds it to that record's hash).
+                state.headUnwritten = true
+                head = tip
+                heldTip = true
+            } else if let last = lastHeld {
                 mayReachPast = last > head.sequence || size == 0
                 if !mayReachPast {
                     let ends = try self.endsAtHead(state.trail, size: size, head: head)
@@ -660,7 +671,9 @@ public final class JSONLinesAuditSink: AuditSink {
                     endsAtHead = nil
                 }
             }
-            if size == 0 {
+            if heldTip {
+                // Ends at the held record standing for its head: nothing to take over.
+            } else if size == 0 {
                 guard head.sequence == 0 else {
                     throw KeygateError(
                         .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")

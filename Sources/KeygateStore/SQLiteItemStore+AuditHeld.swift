@@ -15,17 +15,23 @@ import Synchronization
 /// reads it so), so an add writes its record and no anchor row: a table of their own plus the
 /// anchor row made about 5 more WAL writes per add than the anchor alone; this makes about 1.5.
 extension SQLiteItemStore {
-    /// The names of `trail`'s held records: the first name's prefix, and the bound just past them.
+    /// The names of `trail`'s held records: the first name's prefix, and the bound just past them
+    /// (`;` follows `:`; built by appending, never by cutting a `String`, which walks it).
     private static func heldRange(_ trail: String) -> (from: String, to: String) {
-        let prefix = "audit.held:\(trail.utf8.count):\(trail):"
-        return (prefix, String(prefix.dropLast()) + ";")
+        let stem = "audit.held:\(trail.utf8.count):\(trail)"
+        return (stem + ":", stem + ";")
     }
 
-    /// The name of `trail`'s held record `sequence`.
+    /// The name of `trail`'s held record `sequence` (its digits zero-padded to 20, from a
+    /// constant: no `String(repeating:count:)` per record).
     private static func heldName(_ trail: String, _ sequence: UInt64) -> String {
         let digits = String(sequence)
-        return heldRange(trail).from + String(repeating: "0", count: max(20 - digits.utf8.count, 0)) + digits
+        let padding = String(decoding: zeros.utf8.prefix(max(20 - digits.utf8.count, 0)), as: UTF8.self)
+        return heldRange(trail).from + padding + digits
     }
+
+    /// Twenty zeros, for ``heldName(_:_:)``.
+    private static let zeros = "00000000000000000000"
 
     /// The sequence number at the end of a held record's name.
     private static func sequence(ofHeldName name: String) -> UInt64? {
