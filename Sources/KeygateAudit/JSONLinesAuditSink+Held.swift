@@ -14,13 +14,15 @@ extension JSONLinesAuditSink {
     /// (and the store is told to release them): 64.
     public static let heldLimit = 64
 
-    /// The facade call to hold `count` new records for, when they may be held: inside a call
-    /// (``AuditCall/holding``), under ``Durability/eachRecord``, with a store that holds
-    /// records, fewer than ``heldLimit`` held already, and no records of another writer taken
-    /// over on this append (`recovered`: those are flushed, never built on unflushed).
-    func holdingCall(_ count: Int, recovered: Bool, state: State) -> AuditCall? {
+    /// The facade call to hold new records through sequence number `last` for, when they may
+    /// be held: inside a call (``AuditCall/holding``), under ``Durability/eachRecord``, with a
+    /// store that holds records, `last` no more than ``heldLimit`` past the last record known
+    /// durable in the trail (the store may keep them in a ring of that many: a record it
+    /// overwrites must be durable), and no records of another writer taken over on this append
+    /// (`recovered`: those are flushed, never built on unflushed).
+    func holdingCall(through last: UInt64, recovered: Bool, state: State) -> AuditCall? {
         guard durability == .eachRecord, !recovered, let call = AuditCall.holding, let anchors,
-            anchors.holdsAuditRecords, state.held + count <= Self.heldLimit
+            anchors.holdsAuditRecords, state.durable <= last, last - state.durable <= UInt64(Self.heldLimit)
         else { return nil }
         return call
     }
@@ -44,11 +46,17 @@ extension JSONLinesAuditSink {
         call.hold(self)
     }
 
-    /// After a flush of the trail through `sequence`: tells the store it may forget the
-    /// records it holds that far (its next item transaction deletes them).
+    /// After a flush of the trail through `sequence`: the trail is durable that far, and the
+    /// store is told it may forget the records it holds that far (its next item transaction
+    /// writes the release) when it holds any, or its release lags by half ``heldLimit`` (so a
+    /// process that finds it there need not flush before it holds).
     func releaseHeld(through sequence: UInt64, state: inout State) {
-        guard state.held > 0, let anchors else { return }
+        guard let anchors else { return }
+        state.durable = max(state.durable, sequence)
+        let lags = durability == .eachRecord && sequence >= state.releaseOffered &+ UInt64(Self.heldLimit / 2)
+        guard state.held > 0 || lags else { return }
         anchors.releaseHeldAuditRecords(through: sequence, for: path)
+        state.releaseOffered = max(state.releaseOffered, sequence)
         state.held = 0
     }
 
@@ -104,12 +112,22 @@ extension JSONLinesAuditSink {
     }
 
     /// The sequence number of the last record the store holds for this trail (nil when none,
-    /// or without such a store); how many it holds counts towards ``heldLimit``.
+    /// or without such a store); the store's release is the last record known durable.
     func lastHeld(_ state: inout State) throws(KeygateError) -> UInt64? {
         guard let anchors, anchors.holdsAuditRecords else { return nil }
         let extent = try anchors.heldAuditRecordExtent(for: path)
-        state.held = extent?.count ?? 0
-        return extent?.last
+        state.held = extent.count
+        state.durable = extent.released
+        state.releaseOffered = extent.released
+        return extent.last
+    }
+
+    /// Lets go of every record the store holds for this trail (a trail restarted).
+    func releaseAllHeld(_ state: inout State) {
+        anchors?.releaseHeldAuditRecords(through: .max, for: path)
+        state.held = 0
+        state.durable = 0
+        state.releaseOffered = 0
     }
 
     /// What ``restore(_:state:size:genesis:restartingAnchor:)`` wrote back.
@@ -160,7 +178,7 @@ extension JSONLinesAuditSink {
         let numbered = past.enumerated().allSatisfy { $0.element.sequence == tip.sequence + UInt64($0.offset) + 1 }
         guard chained, numbered, torn.isEmpty || lines[0].starts(with: torn) else {
             if restartingAnchor {
-                anchors.releaseHeldAuditRecords(through: .max, for: path)
+                releaseAllHeld(&state)
                 return nil
             }
             throw KeygateError(

@@ -129,9 +129,14 @@ public final class JSONLinesAuditSink: AuditSink {
         /// Whether an idle release is scheduled.
         var releaseScheduled = false
         /// How many of this trail's records the store holds (``AuditAnchorStore/holdAuditRecords(_:head:for:)``)
-        /// and has not been told to release: as found on load, plus those held since. At
-        /// ``JSONLinesAuditSink/heldLimit`` an append flushes instead of holding.
+        /// and has not been told to release: as found on load, plus those held since (a flush
+        /// then offers the store a release).
         var held = 0
+        /// The last record known durable in the trail (flushed by this sink, or the store's
+        /// release as last read): records are held no more than ``JSONLinesAuditSink/heldLimit`` past it.
+        var durable: UInt64 = 0
+        /// The release last read from the store or offered to it.
+        var releaseOffered: UInt64 = 0
         /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
         var unsettled = false
 
@@ -372,7 +377,7 @@ public final class JSONLinesAuditSink: AuditSink {
         let written = try append(records, to: state.trail, size: state.size)
         state.size += off_t(written)
         state.pending += records.count
-        if let call = holdingCall(records.count, recovered: loaded?.recovery != nil, state: state) {
+        if let call = holdingCall(through: head.sequence, recovered: loaded?.recovery != nil, state: state) {
             // In a facade call: held in the store's next item transaction instead of flushed here.
             hold(records, head: head, in: call, state: &state)
             return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
@@ -626,7 +631,7 @@ public final class JSONLinesAuditSink: AuditSink {
         case .missing:
             // Held records of a trail whose head is gone belong to the old trail: the anchor
             // refuses it below, unless it is being restarted (they are then let go).
-            if lastHeld != nil, restartingAnchor { anchors?.releaseHeldAuditRecords(through: .max, for: path) }
+            if lastHeld != nil, restartingAnchor { releaseAllHeld(&state) }
             guard size == 0 else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
