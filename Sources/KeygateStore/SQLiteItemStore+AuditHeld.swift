@@ -158,6 +158,8 @@ extension SQLiteItemStore {
                 }
                 records.append(record)
             }
+            // Rows of the earlier layout sort after the ring's by value: by sequence number, then.
+            records.sort { $0.sequence < $1.sequence }
             return records
         }
     }
