@@ -45,7 +45,7 @@ public protocol AuditAnchorStore: Sendable {
     /// - Returns: whether there were any (the sink then `fsync`s the trail instead).
     func withdrawHeldAuditRecords(for trail: String) -> Bool
     /// Offers to forget the held records of `trail` up to `sequence` (the trail is durable
-    /// that far): the next item transaction releases them in its own commit (``UInt64/max``: a
+    /// that far): the next item transaction releases them in its own commit (`UInt64.max`: a
     /// trail let go, all of them). Offered records not yet committed up to `sequence` are taken
     /// back at once.
     func releaseHeldAuditRecords(through sequence: UInt64, for trail: String)

@@ -67,7 +67,7 @@ extension JSONLinesAuditSink {
     /// stands for it until the next flush of the trail (at most ``heldLimit`` records later)
     /// or ``flush()``; a loader that finds the trail past its head as far as the store's last
     /// held record takes that tip over without a ``AuditEvent/Kind/recover`` record, and
-    /// ``AuditTrailFile/verify(at:privacy:anchors:)`` calls such a trail intact. What
+    /// ``AuditTrailFile/verify(at:anchors:privacy:)`` calls such a trail intact. What
     /// ``Auditor/collecting(_:)`` calls before a facade call returns or throws.
     /// - Throws: `errSecIO` when the trail cannot be flushed, or its head written after a
     ///   flush (the call then fails, as an append that cannot flush does).

@@ -20,7 +20,7 @@ import Synchronization
 /// Released means durable in the trail: the release is the sequence number in the row
 /// `audit.held:<length>:<path>;` (just past the ring's names; it only grows), and only the
 /// records past it are held. The sink never holds a record more than ``heldSlots`` past the
-/// release it knows of (``JSONLinesAuditSink/heldLimit``), so a slot overwritten is released.
+/// release it knows of (``KeygateAudit/JSONLinesAuditSink/heldLimit``), so a slot overwritten is released.
 /// The last held record is the trail's anchor when it is past the one saved
 /// (``auditAnchor(for:)`` reads it so), so an add writes its record and no anchor row.
 extension SQLiteItemStore {
