@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 public import KeygatePolicy
 import Synchronization
@@ -44,6 +45,42 @@ extension JSONLinesAuditSink {
         state.written = AuditTrailFileState(descriptor: state.trail)
         state.appends &+= 1
         call.hold(self)
+        flushHeldInBackground(through: head, state: &state)
+    }
+
+    /// Where held records' early flushes run, one at a time.
+    private static let heldFlusher = DispatchQueue(label: "keygate.audit.held-flush")
+
+    /// Waits until the early flushes of held records started so far have finished (tests).
+    static func waitForHeldFlushes() { heldFlusher.sync {} }
+
+    /// Once `head` is half ``heldLimit`` past the last record known durable, and no early flush
+    /// is in flight, `fsync`s the trail on ``heldFlusher``, off the caller: once that succeeds
+    /// the records through `head` are durable (their slots in the store may be reused, and the
+    /// store is offered their release), so an append reaching the bound seldom flushes itself.
+    /// A flush that fails, or finishes after the trail was replaced, changes nothing (the
+    /// append at the bound then flushes, as without it).
+    private func flushHeldInBackground(through head: AuditHead, state: inout State) {
+        guard !state.heldFlushing, head.sequence >= state.durable &+ UInt64(Self.heldLimit / 2),
+            let file = state.trailFile
+        else { return }
+        let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
+        guard descriptor >= 0 else { return }
+        state.heldFlushing = true
+        let shared = shared
+        let path = path
+        let anchors = anchors
+        Self.heldFlusher.async {
+            let synced = Self.sync(descriptor, path: path)
+            close(descriptor)
+            shared.state.withLock { state in
+                state.heldFlushing = false
+                guard synced, state.trailFile == file, state.head.genesis == head.genesis else { return }
+                state.durable = max(state.durable, head.sequence)
+                anchors?.releaseHeldAuditRecords(through: head.sequence, for: path)
+                state.releaseOffered = max(state.releaseOffered, head.sequence)
+            }
+        }
     }
 
     /// After a flush of the trail through `sequence`: the trail is durable that far, and the

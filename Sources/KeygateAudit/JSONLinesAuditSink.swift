@@ -137,6 +137,8 @@ public final class JSONLinesAuditSink: AuditSink {
         var durable: UInt64 = 0
         /// The release last read from the store or offered to it.
         var releaseOffered: UInt64 = 0
+        /// Whether an early flush of held records is in flight (``JSONLinesAuditSink/heldLimit``).
+        var heldFlushing = false
         /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
         var unsettled = false
 

@@ -146,4 +146,34 @@ import Testing
         #expect(try fourth.store.heldAuditRecords(for: trail).map(\.sequence) == [records + 1, records + 2])
         #expect(try AuditTrailFile.verify(at: trail, anchors: fourth.store) == .intact(records: Int(records) + 2))
     }
+
+    /// Half the ring past the last durable record, the trail is flushed off the caller: once
+    /// that is done, the next add's commit writes the release with its own record.
+    @Test func heldRecordsAreFlushedEarlyOffTheCaller() async throws {
+        let directory = try TemporaryDirectory()
+        let process = try Process(directory.path)
+        let trail = directory.path + "/audit.jsonl"
+        let half = JSONLinesAuditSink.heldLimit / 2
+        for index in 0..<half { try await process.add("a\(index)") }
+        JSONLinesAuditSink.waitForHeldFlushes()
+        try await process.add("b")
+        #expect(try process.store.heldAuditRecordExtent(for: trail).released == UInt64(half))
+        #expect(try process.store.heldAuditRecords(for: trail).map(\.sequence) == [UInt64(half + 1)])
+    }
+
+    /// An early flush that fails changes nothing: records are held up to the bound, and the
+    /// append past it must flush itself, and fails (errSecIO) while flushing fails.
+    @Test func aFailedEarlyFlushChangesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let process = try Process(directory.path)
+        let trail = directory.path + "/audit.jsonl"
+        JSONLinesAuditSink.failingFlushes.withLock { _ = $0.insert(trail) }
+        defer { JSONLinesAuditSink.failingFlushes.withLock { _ = $0.remove(trail) } }
+        for index in 0..<JSONLinesAuditSink.heldLimit { try await process.add("a\(index)") }
+        JSONLinesAuditSink.waitForHeldFlushes()
+        #expect(try process.store.heldAuditRecordExtent(for: trail).released == 0)
+        #expect(try process.store.heldAuditRecords(for: trail).count == JSONLinesAuditSink.heldLimit)
+        let error = await #expect(throws: KeygateError.self) { try await process.add("past the bound") }
+        #expect(error?.status == .io)
+    }
 }
