@@ -45,16 +45,19 @@ public protocol AuditAnchorStore: Sendable {
     /// - Returns: whether there were any (the sink then `fsync`s the trail instead).
     func withdrawHeldAuditRecords(for trail: String) -> Bool
     /// Offers to forget the held records of `trail` up to `sequence` (the trail is durable
-    /// that far): the next item transaction deletes them in its own commit. Offered records
-    /// not yet committed up to `sequence` are taken back at once.
+    /// that far): the next item transaction releases them in its own commit (`UInt64.max`: a
+    /// trail let go, all of them). Offered records not yet committed up to `sequence` are taken
+    /// back at once.
     func releaseHeldAuditRecords(through sequence: UInt64, for trail: String)
     /// The records of `trail` the store holds (committed and not yet released), by sequence
     /// number: what a power loss may have taken from the trail's end.
     func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord]
-    /// How many records of `trail` the store holds and the last one's sequence number (nil
-    /// when none): what a sink looks at on first use, reading the records themselves only
-    /// when they may reach past the trail.
-    func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)?
+    /// How many records of `trail` the store holds, the last one's sequence number (nil when
+    /// none), and the sequence number the store last released them through (0 when never):
+    /// what a sink looks at on first use, reading the records themselves only when they may
+    /// reach past the trail. The sink holds no record more than ``JSONLinesAuditSink/heldLimit``
+    /// past the release it knows of (a store may keep that many in a ring).
+    func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64?, released: UInt64)
 }
 
 extension AuditAnchorStore {
@@ -70,8 +73,10 @@ extension AuditAnchorStore {
     public func releaseHeldAuditRecords(through sequence: UInt64, for trail: String) {}
     /// None: nothing is ever held.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] { [] }
-    /// Nil: nothing is ever held.
-    public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64)? { nil }
+    /// None: nothing is ever held.
+    public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (
+        count: Int, last: UInt64?, released: UInt64
+    ) { (0, nil, 0) }
 }
 
 /// One record of a trail held in the item store (``AuditAnchorStore/holdAuditRecords(_:head:for:)``):

@@ -54,7 +54,8 @@ public struct AuditHead: Hashable, Sendable {
 
 /// The result of checking a trail.
 public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
-    /// Every record is in place, in order, unchanged, and the trail ends where its head says.
+    /// Every record is in place, in order, unchanged, and the trail ends where its head says
+    /// (or at the last record the item store holds for it, which stands for the head).
     case intact(records: Int)
     /// Every record is in place, in order and unchanged, but the head stops at record `head`:
     /// the records after it chain correctly from it, so they were written but the head was not

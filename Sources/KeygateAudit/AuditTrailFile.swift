@@ -42,7 +42,9 @@ public enum AuditTrailFile {
     /// `held` (the records the item store holds for the trail) that follow the trail's last
     /// record are checked as if they ended it: when they chain, the trail is
     /// ``AuditVerification/heldInStore(records:held:)`` (a power loss cut it short; a partial
-    /// last line is taken for the start of the first of them), not cut back.
+    /// last line is taken for the start of the first of them), not cut back. A trail that
+    /// runs past its head and ends exactly at the last of them is intact: that record,
+    /// committed with its item, stands for the head.
     static func verify(
         descriptor: Int32, path: String, head: AuditHead?, anchor: AuditHead?, held: [HeldAuditRecord] = []
     ) throws(KeygateError) -> (verdict: AuditVerification, check: AuditChainCheck, tornTail: Int?) {
@@ -62,7 +64,14 @@ public enum AuditTrailFile {
             if case .broken = check.result { return (check.result, check, reader.tornTail) }
             return (.heldInStore(records: inTrail, held: restorable), check, reader.tornTail)
         }
-        let verdict = check.result
+        var verdict = check.result
+        if case .headBehind(let records, _) = verdict, reader.tornTail == nil, let last = held.last,
+            last.sequence == UInt64(records), check.lastHash == last.hash
+        {
+            // The trail ends at the last record the store holds: committed with its item, it
+            // stands for the head (a sink leaves the head file behind after such a commit).
+            verdict = .intact(records: records)
+        }
         guard let torn = reader.tornTail, let head else { return (verdict, check, reader.tornTail) }
         switch verdict {
         case .intact(let records): return (.tornTail(records: records, head: head.sequence, bytes: torn), check, torn)

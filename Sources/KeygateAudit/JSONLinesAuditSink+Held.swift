@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 public import KeygatePolicy
 import Synchronization
@@ -14,13 +15,15 @@ extension JSONLinesAuditSink {
     /// (and the store is told to release them): 64.
     public static let heldLimit = 64
 
-    /// The facade call to hold `count` new records for, when they may be held: inside a call
-    /// (``AuditCall/holding``), under ``Durability/eachRecord``, with a store that holds
-    /// records, fewer than ``heldLimit`` held already, and no records of another writer taken
-    /// over on this append (`recovered`: those are flushed, never built on unflushed).
-    func holdingCall(_ count: Int, recovered: Bool, state: State) -> AuditCall? {
+    /// The facade call to hold new records through sequence number `last` for, when they may
+    /// be held: inside a call (``AuditCall/holding``), under ``Durability/eachRecord``, with a
+    /// store that holds records, `last` no more than ``heldLimit`` past the last record known
+    /// durable in the trail (the store may keep them in a ring of that many: a record it
+    /// overwrites must be durable), and no records of another writer taken over on this append
+    /// (`recovered`: those are flushed, never built on unflushed).
+    func holdingCall(through last: UInt64, recovered: Bool, state: State) -> AuditCall? {
         guard durability == .eachRecord, !recovered, let call = AuditCall.holding, let anchors,
-            anchors.holdsAuditRecords, state.held + count <= Self.heldLimit
+            anchors.holdsAuditRecords, state.durable <= last, last - state.durable <= UInt64(Self.heldLimit)
         else { return nil }
         return call
     }
@@ -42,24 +45,69 @@ extension JSONLinesAuditSink {
         state.written = AuditTrailFileState(descriptor: state.trail)
         state.appends &+= 1
         call.hold(self)
+        flushHeldInBackground(through: head, state: &state)
     }
 
-    /// After a flush of the trail through `sequence`: tells the store it may forget the
-    /// records it holds that far (its next item transaction deletes them).
+    /// Where held records' early flushes run, one at a time.
+    private static let heldFlusher = DispatchQueue(label: "keygate.audit.held-flush")
+
+    /// Waits until the early flushes of held records started so far have finished (tests).
+    static func waitForHeldFlushes() { heldFlusher.sync {} }
+
+    /// Once `head` is half ``heldLimit`` past the last record known durable, and no early flush
+    /// is in flight, `fsync`s the trail on ``heldFlusher``, off the caller: once that succeeds
+    /// the records through `head` are durable (their slots in the store may be reused, and the
+    /// store is offered their release), so an append reaching the bound seldom flushes itself.
+    /// A flush that fails, or finishes after the trail was replaced, changes nothing (the
+    /// append at the bound then flushes, as without it).
+    private func flushHeldInBackground(through head: AuditHead, state: inout State) {
+        guard !state.heldFlushing, head.sequence >= state.durable &+ UInt64(Self.heldLimit / 2),
+            let file = state.trailFile
+        else { return }
+        let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
+        guard descriptor >= 0 else { return }
+        state.heldFlushing = true
+        let shared = shared
+        let path = path
+        let anchors = anchors
+        Self.heldFlusher.async {
+            let synced = Self.sync(descriptor, path: path)
+            close(descriptor)
+            shared.state.withLock { state in
+                state.heldFlushing = false
+                guard synced, state.trailFile == file, state.head.genesis == head.genesis else { return }
+                state.durable = max(state.durable, head.sequence)
+                anchors?.releaseHeldAuditRecords(through: head.sequence, for: path)
+                state.releaseOffered = max(state.releaseOffered, head.sequence)
+            }
+        }
+    }
+
+    /// After a flush of the trail through `sequence`: the trail is durable that far, and the
+    /// store is told it may forget the records it holds that far (its next item transaction
+    /// writes the release) when it holds any, or its release lags by half ``heldLimit`` (so a
+    /// process that finds it there need not flush before it holds).
     func releaseHeld(through sequence: UInt64, state: inout State) {
-        guard state.held > 0, let anchors else { return }
+        guard let anchors else { return }
+        state.durable = max(state.durable, sequence)
+        let lags = durability == .eachRecord && sequence >= state.releaseOffered &+ UInt64(Self.heldLimit / 2)
+        guard state.held > 0 || lags else { return }
         anchors.releaseHeldAuditRecords(through: sequence, for: path)
+        state.releaseOffered = max(state.releaseOffered, sequence)
         state.held = 0
     }
 
     /// Makes the records held since the last settle durable: those an item transaction has
     /// committed already are; any others (a read, a refusal, a failed write, another store's
-    /// write) are `fsync`ed now. Then the head file is brought up to them. What
+    /// write) are `fsync`ed now, and the head file is then brought up to them. After a commit
+    /// the head file is not written (no lock, no write): the last record the store holds
+    /// stands for it until the next flush of the trail (at most ``heldLimit`` records later)
+    /// or ``flush()``; a loader that finds the trail past its head as far as the store's last
+    /// held record takes that tip over without a ``AuditEvent/Kind/recover`` record, and
+    /// ``AuditTrailFile/verify(at:anchors:privacy:)`` calls such a trail intact. What
     /// ``Auditor/collecting(_:)`` calls before a facade call returns or throws.
     /// - Throws: `errSecIO` when the trail cannot be flushed, or its head written after a
-    ///   flush (the call then fails, as an append that cannot flush does). A head write that
-    ///   fails after a commit is left to the next writer (the record is durable in the store,
-    ///   and the item is written: the call is not made to fail after the fact).
+    ///   flush (the call then fails, as an append that cannot flush does).
     public func settle() throws(KeygateError) {
         try shared.state.withLock { (state: inout State) throws(KeygateError) in
             guard state.unsettled else { return }
@@ -81,8 +129,13 @@ extension JSONLinesAuditSink {
                     anchors.offerAuditAnchor(state.head, for: path)
                 }
             } else {
-                // Committed with the item, and the head with them as the anchor.
+                // Committed with the item, and the head with them as the anchor. The head file
+                // is left where it is: the store's last held record stands for it (a loader
+                // takes the trail's tip over without a recover record, verify calls the trail
+                // intact), and it is written at the next flush of the trail or ``flush()``.
                 state.anchor = state.head
+                state.pending = 0
+                return
             }
             state.pending = 0
             guard state.headUnwritten, flock(state.trail, LOCK_EX) == 0 else { return }
@@ -90,22 +143,28 @@ extension JSONLinesAuditSink {
             defer { Self.unlock(&state) }
             // Another writer appended since: the tip is that writer's to write.
             guard lseek(state.trail, 0, SEEK_END) == state.size else { return }
-            do throws(KeygateError) {
-                try writeHead(state.head, state: &state)
-                state.headUnwritten = false
-            } catch {
-                if flushed { throw error }
-            }
+            try writeHead(state.head, state: &state)
+            state.headUnwritten = false
         }
     }
 
     /// The sequence number of the last record the store holds for this trail (nil when none,
-    /// or without such a store); how many it holds counts towards ``heldLimit``.
+    /// or without such a store); the store's release is the last record known durable.
     func lastHeld(_ state: inout State) throws(KeygateError) -> UInt64? {
         guard let anchors, anchors.holdsAuditRecords else { return nil }
         let extent = try anchors.heldAuditRecordExtent(for: path)
-        state.held = extent?.count ?? 0
-        return extent?.last
+        state.held = extent.count
+        state.durable = extent.released
+        state.releaseOffered = extent.released
+        return extent.last
+    }
+
+    /// Lets go of every record the store holds for this trail (a trail restarted).
+    func releaseAllHeld(_ state: inout State) {
+        anchors?.releaseHeldAuditRecords(through: .max, for: path)
+        state.held = 0
+        state.durable = 0
+        state.releaseOffered = 0
     }
 
     /// What ``restore(_:state:size:genesis:restartingAnchor:)`` wrote back.
@@ -156,7 +215,7 @@ extension JSONLinesAuditSink {
         let numbered = past.enumerated().allSatisfy { $0.element.sequence == tip.sequence + UInt64($0.offset) + 1 }
         guard chained, numbered, torn.isEmpty || lines[0].starts(with: torn) else {
             if restartingAnchor {
-                anchors.releaseHeldAuditRecords(through: .max, for: path)
+                releaseAllHeld(&state)
                 return nil
             }
             throw KeygateError(

@@ -129,9 +129,16 @@ public final class JSONLinesAuditSink: AuditSink {
         /// Whether an idle release is scheduled.
         var releaseScheduled = false
         /// How many of this trail's records the store holds (``AuditAnchorStore/holdAuditRecords(_:head:for:)``)
-        /// and has not been told to release: as found on load, plus those held since. At
-        /// ``JSONLinesAuditSink/heldLimit`` an append flushes instead of holding.
+        /// and has not been told to release: as found on load, plus those held since (a flush
+        /// then offers the store a release).
         var held = 0
+        /// The last record known durable in the trail (flushed by this sink, or the store's
+        /// release as last read): records are held no more than ``JSONLinesAuditSink/heldLimit`` past it.
+        var durable: UInt64 = 0
+        /// The release last read from the store or offered to it.
+        var releaseOffered: UInt64 = 0
+        /// Whether an early flush of held records is in flight (``JSONLinesAuditSink/heldLimit``).
+        var heldFlushing = false
         /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
         var unsettled = false
         /// The buffer a group-commit append between flushes renders its line into, kept (with
@@ -379,7 +386,7 @@ public final class JSONLinesAuditSink: AuditSink {
         let written = try append(records, to: state.trail, size: state.size)
         state.size += off_t(written)
         state.pending += records.count
-        if let call = holdingCall(records.count, recovered: loaded?.recovery != nil, state: state) {
+        if let call = holdingCall(through: head.sequence, recovered: loaded?.recovery != nil, state: state) {
             // In a facade call: held in the store's next item transaction instead of flushed here.
             hold(records, head: head, in: call, state: &state)
             return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
@@ -642,7 +649,7 @@ public final class JSONLinesAuditSink: AuditSink {
         case .missing:
             // Held records of a trail whose head is gone belong to the old trail: the anchor
             // refuses it below, unless it is being restarted (they are then let go).
-            if lastHeld != nil, restartingAnchor { anchors?.releaseHeldAuditRecords(through: .max, for: path) }
+            if lastHeld != nil, restartingAnchor { releaseAllHeld(&state) }
             guard size == 0 else {
                 throw KeygateError(.io, "\(headPath) is missing but \(path) has records; run 'keygate audit verify'")
             }
@@ -660,7 +667,18 @@ public final class JSONLinesAuditSink: AuditSink {
             var mayReachPast = false
             // Whether the trail ends at its head, once looked at (not again below).
             var endsAtHead: Bool?
-            if let last = lastHeld {
+            // Whether the trail ends at the last held record, past a head left behind.
+            var heldTip = false
+            if let last = lastHeld, last > head.sequence, size > 0,
+                let tip = try tipPastHead(state.trail, size: size, head: head), tip.sequence == last
+            {
+                // The head file left behind by held records committed with their items (``settle()``):
+                // the last of them stands for it, so the tip is taken over without a recover record
+                // (the anchor check below holds it to that record's hash).
+                state.headUnwritten = true
+                head = tip
+                heldTip = true
+            } else if let last = lastHeld {
                 mayReachPast = last > head.sequence || size == 0
                 if !mayReachPast {
                     let ends = try self.endsAtHead(state.trail, size: size, head: head)
@@ -676,7 +694,9 @@ public final class JSONLinesAuditSink: AuditSink {
                     endsAtHead = nil
                 }
             }
-            if size == 0 {
+            if heldTip {
+                // Ends at the held record standing for its head: nothing to take over.
+            } else if size == 0 {
                 guard head.sequence == 0 else {
                     throw KeygateError(
                         .io, "\(path) is empty but its head says \(head.sequence) records; run 'keygate audit verify'")

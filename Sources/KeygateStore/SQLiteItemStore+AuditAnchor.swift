@@ -7,7 +7,7 @@ import Synchronization
 /// anchor offered (``offerAuditAnchor(_:for:)``) is written by the next item write's own
 /// transaction (`insert`, `replace`, `delete`), so a durable add or delete keeps the anchor at
 /// its trail's head without a transaction of its own. So are the audit records a trail holds
-/// here (``holdAuditRecords(_:head:for:)``, `audit.held:…` rows of `metadata`): the item and the record
+/// here (``holdAuditRecords(_:head:for:)``, a ring of `audit.held:…` rows of `metadata`): the item and the record
 /// of its decision are made durable by one commit.
 extension SQLiteItemStore: AuditAnchorStore {
     private static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
@@ -23,7 +23,7 @@ extension SQLiteItemStore: AuditAnchorStore {
             defer { statement.reset() }
             try statement.bind([.text(Self.anchorName(trail))])
             let text = try statement.step() ? statement.text(0) ?? "" : nil
-            return (text, try heldExtent(of: trail, connection)?.last)
+            return (text, try heldExtent(of: trail, connection).last)
         }
         guard let text else { return nil }
         let saved: AuditHead

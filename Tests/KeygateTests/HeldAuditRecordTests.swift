@@ -59,6 +59,14 @@ import Testing
             try handle.close()
         }
 
+        /// The sequence number the head file names (nil when it names none).
+        func headFileSequence() throws -> UInt64? {
+            guard case .found(let head) = try AuditHeadFile.read(trail + ".head", privacy: .ownerOnly) else {
+                return nil
+            }
+            return head.sequence
+        }
+
         func trailLength() throws -> Int {
             try FileManager.default.attributesOfItem(atPath: trail)[.size] as? Int ?? -1
         }
@@ -194,5 +202,83 @@ import Testing
         #expect(held.count < JSONLinesAuditSink.heldLimit, "released at the bound: \(held.count)")
         #expect(held.count > 0)
         #expect(try AuditTrailFile.verify(at: world.trail, anchors: world.store) == .intact(records: 67))
+    }
+
+    /// An add committed with its record leaves the head file where it was (no lock, no write
+    /// after the commit): the store's held record stands for it, so verify calls the trail
+    /// intact, and the next process takes the tip over without a recover record.
+    @Test func aHeadLeftBehindByHeldRecordsIsTakenOverWithoutARecoverRecord() async throws {
+        let world = try World()
+        try await world.add("a")
+        try await world.add("b")
+        #expect(try world.headFileSequence() == 0, "the head file is not written after a commit")
+        #expect(try AuditTrailFile.verify(at: world.trail, anchors: world.store) == .intact(records: 2))
+        // The next process (a sink of its own) appends after them, with no recover record.
+        let sink = JSONLinesAuditSink(path: world.trail, anchors: world.store)
+        let record = try sink.append(AuditEvent(kind: .read, decision: .allow), at: Timestamp(seconds: 9))
+        #expect(record.sequence == 3)
+        let lines = try world.lines()
+        #expect(lines.count == 3)
+        #expect(!lines.contains { $0.contains("\"kind\": \"recover\"") }, "no recover record")
+        #expect(try world.headFileSequence() == 3, "a flushed append writes the head")
+        #expect(try AuditTrailFile.verify(at: world.trail, anchors: world.store) == .intact(records: 3))
+    }
+
+    /// `keygate audit repair` finds nothing to repair in a trail whose head was left behind by
+    /// held records, and brings the head file up to them.
+    @Test func repairOfAHeadLeftBehindByHeldRecordsWritesNoRecord() async throws {
+        let world = try World()
+        try await world.add("a")
+        let repair = try JSONLinesAuditSink(path: world.trail, anchors: world.store).repair(at: Timestamp(seconds: 9))
+        #expect(repair == nil)
+        #expect(try world.lines().count == 1)
+        #expect(try world.headFileSequence() == 1)
+    }
+
+    /// A sink released after held adds writes the head file (``JSONLinesAuditSink/flush()``).
+    @Test func aReleasedSinkWritesTheHeadItLeftBehind() async throws {
+        let directory = try TemporaryDirectory()
+        let trail = directory.path + "/audit.jsonl"
+        let store = try SQLiteItemStore(path: directory.path + "/items.db")
+        do {
+            let keychain = Keychain(
+                store: store, accessGroups: ["group.app"], authenticator: ScriptedAuthenticator(),
+                device: SimulatedDevice(),
+                auditor: Auditor(sink: JSONLinesAuditSink(path: trail, anchors: store)))
+            try await keychain.add(AddRequest(service: "api", account: "a", data: SecretData("v")))
+            guard case .found(let head) = try AuditHeadFile.read(trail + ".head", privacy: .ownerOnly) else {
+                Issue.record("no head file")
+                return
+            }
+            #expect(head.sequence == 0)
+        }
+        guard case .found(let head) = try AuditHeadFile.read(trail + ".head", privacy: .ownerOnly) else {
+            Issue.record("no head file")
+            return
+        }
+        #expect(head.sequence == 1)
+    }
+
+    /// Past a head left behind, a trail whose last record is not the one the store holds (an
+    /// edited record that still chains) is not taken over: verify calls it broken, and the
+    /// next append is refused (errSecIO).
+    @Test func aTrailEndingInAnotherRecordThanTheHeldOneIsRefused() async throws {
+        let world = try World()
+        try await world.add("a")
+        try await world.add("b")
+        let lines = try world.lines()
+        // Record 2 edited (its account), still naming record 1 as its previous.
+        let forged = lines[1].replacingOccurrences(of: "\"b\"", with: "\"x\"")
+        #expect(forged != lines[1])
+        try world.cutTrail(to: lines[0].utf8.count + 1, thenAppend: Array((forged + "\n").utf8))
+        if case .broken = try AuditTrailFile.verify(at: world.trail, anchors: world.store) {
+        } else {
+            Issue.record("a record other than the held one must break the trail")
+        }
+        let sink = JSONLinesAuditSink(path: world.trail, anchors: world.store)
+        let error = #expect(throws: KeygateError.self) {
+            try sink.append(AuditEvent(kind: .read, decision: .allow), at: Timestamp(seconds: 9))
+        }
+        #expect(error?.status == .io)
     }
 }
