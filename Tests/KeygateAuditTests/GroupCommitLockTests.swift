@@ -15,31 +15,15 @@ import Testing
             kind: .read, item: .init(accessGroup: "g", account: "user\(index)", service: "api"), decision: .allow)
     }
 
-    /// Whether another open file description of `path` can take the lock now.
-    private static func lockIsFree(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
-        flock(descriptor, LOCK_UN)
-        return true
-    }
-
-    /// A sink as the public initializer makes one, but keeping the lock for `idle`.
-    private static func sink(_ path: String, records: Int, idle: DispatchTimeInterval) -> JSONLinesAuditSink {
-        JSONLinesAuditSink(
-            path: path, durability: .groupCommit(records: records), anchors: nil, privacy: .ownerOnly,
-            anchorInterval: JSONLinesAuditSink.defaultAnchorInterval, idleRelease: idle)
-    }
-
     @Test func theLockIsKeptBetweenAppendsUntilFlushed() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 8, idle: .seconds(60))
+        let sink = GroupCommitTestSinks.sink(path, records: 8, idle: .seconds(60))
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         try sink.append(Self.event(1), at: Timestamp(seconds: 1))
-        #expect(!Self.lockIsFree(path), "kept between appends")
+        #expect(!GroupCommitTestSinks.lockIsFree(path), "kept between appends")
         sink.flush()
-        #expect(Self.lockIsFree(path), "given up when flushed")
+        #expect(GroupCommitTestSinks.lockIsFree(path), "given up when flushed")
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 2))
     }
 
@@ -50,18 +34,18 @@ import Testing
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
         try sink.append(Self.event(1), at: Timestamp(seconds: 1))
         var waited = 0
-        while !Self.lockIsFree(path) && waited < 2_000 {
+        while !GroupCommitTestSinks.lockIsFree(path) && waited < 2_000 {
             try await Task.sleep(nanoseconds: 1_000_000)
             waited += 1
         }
-        #expect(Self.lockIsFree(path), "given up once the sink is idle")
+        #expect(GroupCommitTestSinks.lockIsFree(path), "given up once the sink is idle")
         // Another writer (its own sink) appends meanwhile, and the chain stays one.
         let other = JSONLinesAuditSink(path: path, durability: .groupCommit(records: 8))
         try other.append(Self.event(2), at: Timestamp(seconds: 2))
         other.flush()
         try sink.append(Self.event(3), at: Timestamp(seconds: 3))
         sink.flush()
-        #expect(Self.lockIsFree(path), "given up when flushed")
+        #expect(GroupCommitTestSinks.lockIsFree(path), "given up when flushed")
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
         #expect(try AuditTrailFile.records(at: path).map(\.sequence) == [1, 2, 3, 4])
     }
@@ -69,11 +53,11 @@ import Testing
     @Test func theLockIsGivenUpAtEachFlush() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 4, idle: .seconds(60))
+        let sink = GroupCommitTestSinks.sink(path, records: 4, idle: .seconds(60))
         for index in 0..<3 { try sink.append(Self.event(index), at: Timestamp(seconds: 1)) }
-        #expect(!Self.lockIsFree(path))
+        #expect(!GroupCommitTestSinks.lockIsFree(path))
         try sink.append(Self.event(3), at: Timestamp(seconds: 1))  // the fourth: a flush starts
-        #expect(Self.lockIsFree(path))
+        #expect(GroupCommitTestSinks.lockIsFree(path))
         sink.flush()
         #expect(try AuditTrailFile.verify(at: path) == .intact(records: 4))
     }
@@ -84,6 +68,6 @@ import Testing
         let path = directory.path + "/audit.jsonl"
         let sink = JSONLinesAuditSink(path: path)
         try sink.append(Self.event(0), at: Timestamp(seconds: 1))
-        #expect(Self.lockIsFree(path))
+        #expect(GroupCommitTestSinks.lockIsFree(path))
     }
 }

@@ -28,25 +28,10 @@ import Testing
         return event
     }
 
-    private static func sink(_ path: String, records: Int, idle: DispatchTimeInterval) -> JSONLinesAuditSink {
-        JSONLinesAuditSink(
-            path: path, durability: .groupCommit(records: records), anchors: nil, privacy: .ownerOnly,
-            anchorInterval: JSONLinesAuditSink.defaultAnchorInterval, idleRelease: idle)
-    }
-
-    /// Whether another open file description of `path` can take the lock now.
-    private static func lockIsFree(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
-        flock(descriptor, LOCK_UN)
-        return true
-    }
-
     @Test func storedLinesAreTheBytesAppendWouldWrite() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 8, idle: .seconds(60))
+        let sink = GroupCommitTestSinks.sink(path, records: 8, idle: .seconds(60))
         // Stored and appended in turns, across flushes (every 8 records).
         for index in 0..<20 {
             let time = Timestamp(seconds: Int64(1_000 + index))
@@ -79,7 +64,7 @@ import Testing
     @Test func aLineTooLongIsRefusedAndNothingIsWritten() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 8, idle: .seconds(60))
+        let sink = GroupCommitTestSinks.sink(path, records: 8, idle: .seconds(60))
         try sink.store(Self.event(0), at: Timestamp(seconds: 1))  // takes the lock: the next goes between flushes
         var long = Self.event(1)
         long.accessControl = String(repeating: "x", count: AuditRecord.maximumLineLength)
@@ -95,19 +80,19 @@ import Testing
     @Test func theLazilyRearmedIdleReleaseStillReleasesOnceIdle() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 1_000, idle: .milliseconds(2))
+        let sink = GroupCommitTestSinks.sink(path, records: 1_000, idle: .milliseconds(2))
         // Busy for many idle periods: the release comes due and is re-armed again and again.
         for index in 0..<200 {
             try sink.store(Self.event(index), at: Timestamp(seconds: 1))
             usleep(300)
         }
         var waited = 0
-        while !Self.lockIsFree(path) && waited < 2_000 {
+        while !GroupCommitTestSinks.lockIsFree(path) && waited < 2_000 {
             try await Task.sleep(nanoseconds: 1_000_000)
             waited += 1
         }
-        #expect(Self.lockIsFree(path), "given up once the sink is idle")
-        let other = Self.sink(path, records: 1_000, idle: .seconds(60))
+        #expect(GroupCommitTestSinks.lockIsFree(path), "given up once the sink is idle")
+        let other = GroupCommitTestSinks.sink(path, records: 1_000, idle: .seconds(60))
         try other.store(Self.event(200), at: Timestamp(seconds: 2))
         other.flush()
         try sink.store(Self.event(201), at: Timestamp(seconds: 3))
@@ -122,7 +107,7 @@ import Testing
     @Test func aTrailReplacedBetweenFlushesIsRefusedAtTheNextLock() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/audit.jsonl"
-        let sink = Self.sink(path, records: 8, idle: .seconds(60))
+        let sink = GroupCommitTestSinks.sink(path, records: 8, idle: .seconds(60))
         for index in 0..<3 { try sink.store(Self.event(index), at: Timestamp(seconds: 1)) }
         #expect(rename(path, path + ".old") == 0)
         let replacement = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
