@@ -4,14 +4,13 @@ extension Array where Element == UInt8 {
     @inlinable public mutating func appendDecimal(_ value: some BinaryInteger) {
         if value < 0 { append(UInt8(ascii: "-")) }
         var magnitude = UInt64(value.magnitude)
-        // The largest power of ten not above the value (never overflows: it only grows while
-        // ten times it is still at most the value).
-        var divisor: UInt64 = 1
-        while magnitude / divisor >= 10 { divisor *= 10 }
+        // Lowest digit first (a division by the constant 10 is a multiplication), then the
+        // digits just appended are put in order in place.
+        let start = endIndex
         repeat {
-            append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
-            magnitude %= divisor
-            divisor /= 10
-        } while divisor > 0
+            append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        self[start...].reverse()
     }
 }
