@@ -43,6 +43,16 @@ public struct AuditRecord: Hashable, Sendable {
         hash = record.hash
     }
 
+    /// The sequence number and `prev` of any record line: read from its two ends when it is in
+    /// this type's own shape (``chainLink(_:)``), parsed otherwise; nil when it is not a record.
+    static func link(of line: [UInt8], file: String, lineNumber: Int) -> (
+        sequence: UInt64, previous: ArraySlice<UInt8>
+    )? {
+        if let link = chainLink(line) { return link }
+        guard let record = try? AuditRecord(line: line, file: file, lineNumber: lineNumber) else { return nil }
+        return (record.sequence, ArraySlice(record.previousHash.utf8))
+    }
+
     /// The sequence number and `prev` of a line in the exact shape this type renders
     /// (`{"seq": N, "time": …, "prev": "<64 hex digits>"}`), read from its two ends without
     /// parsing the rest; nil for any other line.

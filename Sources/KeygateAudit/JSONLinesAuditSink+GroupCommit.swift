@@ -71,7 +71,6 @@ extension JSONLinesAuditSink {
         state.head.sequence = sequence
         state.head.hash = hash
         state.headUnwritten = true
-        state.appends &+= 1
         shared.appends.add(1, ordering: .relaxed)
         scheduleRelease(&state)
     }

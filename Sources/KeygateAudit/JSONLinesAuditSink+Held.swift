@@ -43,7 +43,6 @@ extension JSONLinesAuditSink {
         state.headUnwritten = true
         state.head = head
         state.written = AuditTrailFileState(descriptor: state.trail)
-        state.appends &+= 1
         call.hold(self)
         flushHeldInBackground(through: head, state: &state)
     }
@@ -199,10 +198,7 @@ extension JSONLinesAuditSink {
                 whole = size - off_t(torn.count)
             }
             if let previous = try Self.lastLine(of: state.trail, size: whole, path: path), previous.terminated {
-                guard
-                    let link = AuditRecord.chainLink(previous.line)?.sequence
-                        ?? Self.parsedLink(previous.line, path: path)
-                else {
+                guard let link = AuditRecord.link(of: previous.line, file: path, lineNumber: 0)?.sequence else {
                     throw KeygateError(.io, "the last record of \(path) cannot be read; run 'keygate audit verify'")
                 }
                 tip = AuditHead(genesis: genesis, sequence: link, hash: AuditCrypto.sha256Hex(previous.line))
@@ -211,9 +207,9 @@ extension JSONLinesAuditSink {
         guard last.sequence > tip.sequence else { return nil }
         let past = held.filter { $0.sequence > tip.sequence }
         let lines = past.map { ArraySlice(Array($0.line.utf8)) }
+        // Chained means numbered on from the trail's last record too (chain checks each sequence).
         let chained = Self.chain(lines[...], from: tip, file: path) != nil
-        let numbered = past.enumerated().allSatisfy { $0.element.sequence == tip.sequence + UInt64($0.offset) + 1 }
-        guard chained, numbered, torn.isEmpty || lines[0].starts(with: torn) else {
+        guard chained, torn.isEmpty || lines[0].starts(with: torn) else {
             if restartingAnchor {
                 releaseAllHeld(&state)
                 return nil
@@ -232,10 +228,5 @@ extension JSONLinesAuditSink {
         try append(bytes, to: state.trail, size: whole)
         guard Self.sync(state.trail, path: path) else { throw failure("cannot flush \(path)") }
         return Restored(size: whole + off_t(bytes.count), records: UInt64(past.count), tornBytes: torn.count)
-    }
-
-    /// The sequence number of a record line not in the writer's own shape (parsed).
-    private static func parsedLink(_ line: [UInt8], path: String) -> UInt64? {
-        (try? AuditRecord(line: line, file: path, lineNumber: 0))?.sequence
     }
 }

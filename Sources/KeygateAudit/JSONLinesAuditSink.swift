@@ -124,8 +124,6 @@ public final class JSONLinesAuditSink: AuditSink {
         /// flushes: released at the next flush, or once the sink has been idle for
         /// ``JSONLinesAuditSink/idleRelease``).
         var locked = false
-        /// Appends made so far, for the idle release to tell whether the sink was idle.
-        var appends: UInt64 = 0
         /// Whether an idle release is scheduled.
         var releaseScheduled = false
         /// How many of this trail's records the store holds (``AuditAnchorStore/holdAuditRecords(_:head:for:)``)
@@ -439,7 +437,6 @@ public final class JSONLinesAuditSink: AuditSink {
         }
         if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
         if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
-        state.appends &+= 1
         if keepsLock { shared.appends.add(1, ordering: .relaxed) }
         return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
     }
@@ -798,18 +795,9 @@ public final class JSONLinesAuditSink: AuditSink {
         for slice in lines {
             let line = Array(slice)
             guard line.count <= AuditRecord.maximumLineLength else { return nil }
-            let sequence: UInt64
-            let previous: [UInt8]
-            if let link = AuditRecord.chainLink(line) {
-                sequence = link.sequence
-                previous = Array(link.previous)
-            } else if let record = try? AuditRecord(line: line, file: file, lineNumber: Int(tip.sequence) + 1) {
-                sequence = record.sequence
-                previous = Array(record.previousHash.utf8)
-            } else {
-                return nil
-            }
-            guard sequence == tip.sequence + 1, previous.elementsEqual(tip.hash.utf8) else { return nil }
+            guard let (sequence, previous) = AuditRecord.link(of: line, file: file, lineNumber: Int(tip.sequence) + 1),
+                sequence == tip.sequence + 1, previous.elementsEqual(tip.hash.utf8)
+            else { return nil }
             tip.sequence = sequence
             tip.hash = AuditCrypto.sha256Hex(line)
         }
