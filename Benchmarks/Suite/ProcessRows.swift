@@ -214,11 +214,9 @@ func timeWorker(runs: Int, arguments: [String]) -> Int32 {
     return 0
 }
 
-/// One timed run, or "> N s" when it was stopped at the time-out.
-func timed(_ arguments: [String], environment: [String: String], timeout: Int) -> (String, Double?) {
-    guard let finished = run(arguments, environment: environment, timeout: Double(timeout)) else {
-        return ("failed to start", nil)
-    }
+/// A timed run's figure, or "> N s" when it was stopped at the time-out.
+func timed(_ finished: Finished?, timeout: Int) -> (String, Double?) {
+    guard let finished else { return ("failed to start", nil) }
     if finished.status == 124 { return ("> \(timeout) s (stopped)", nil) }
     guard finished.status == 0 else { return ("failed (exit \(finished.status))", nil) }
     return (duration(finished.seconds), finished.seconds)
@@ -236,13 +234,7 @@ func listRows(_ table: Table, scale: Scale, binary: String, home: String) {
             let measured = run(
                 keygate(binary, store: copy + "/items.db", trail: copy + "/audit.jsonl", ["list"]),
                 environment: environment, timeout: Double(scale.timeoutSeconds), sampleMemory: true)
-            let (text, ours): (String, Double?) =
-                switch (measured?.status, measured?.seconds) {
-                case (nil, _), (_, nil): ("failed to start", nil)
-                case (124, _): ("> \(scale.timeoutSeconds) s (stopped)", nil)
-                case (0, let seconds?): (duration(seconds), seconds)
-                case (let status?, _): ("failed (exit \(status))", nil)
-                }
+            let (text, ours) = timed(measured, timeout: scale.timeoutSeconds)
             let memory = measured.map { " (peak RSS \(grouped($0.maxRSSKiB / 1024)) MiB)" } ?? ""
             let sql = "SELECT agrp, acct, svce, sync, labl, pdmn, accc, cdat, mdat FROM items"
             let baseline = medianRun(["sqlite3", "-json", fixture.store, sql], runs: 3)

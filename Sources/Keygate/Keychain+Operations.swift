@@ -120,7 +120,7 @@ extension Keychain {
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
         // Attributes only: no read decision is kept per item (none is used).
-        let found = try candidates(filter, context: context, decisions: query.returnData)
+        let found = try candidates(filter, context: context)
         results.reserveCapacity(min(limit, found.alive.count))
         for (index, record) in found.alive.enumerated() where results.count < limit {
             let fields = record.fields
@@ -366,7 +366,7 @@ extension Keychain {
         var alive: [ItemRecord] = []
         /// What the search found about each record, in order: its read decision, or the damage
         /// that keeps it from being decided (checked here once per call; nothing checks again).
-        /// Empty when the search kept no decisions (``Keychain/candidates(_:context:decisions:)``).
+        /// Empty when the search kept no decisions (``Keychain/candidates(_:context:)``).
         var sweeps: [Sweep] = []
         /// The state those decisions were made on (interaction `fail`).
         var state: AuthenticationState?
@@ -396,12 +396,11 @@ extension Keychain {
     /// delete naming the item's bound enrollment hash and the current one: when the record
     /// cannot be written nothing is removed) and left out.
     ///
-    /// Without `decisions` (a search for attributes only, which never uses them) every record is
-    /// still decided, to find the invalidated ones, but no decision or damage is kept: the
-    /// sweeps are empty.
-    func candidates(_ filter: ItemFilter, context: AuthenticationContext, decisions: Bool = true)
-        throws(KeygateError) -> Candidates
-    {
+    /// For a search for attributes only (`filter.withoutValues`, which never uses them) every
+    /// record is still decided, to find the invalidated ones, but no decision or damage is
+    /// kept: the sweeps are empty.
+    func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
+        let decisions = !filter.withoutValues
         let records = try store.items(matching: filter)
         readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
         var state = context.state
@@ -409,7 +408,6 @@ extension Keychain {
         let now = context.clock.now()
         var found = Candidates(state: state)
         if decisions { found.sweeps.reserveCapacity(records.count) }
-        var gone: [ItemID] = []
         // Where the removed records were, in order: the records found are the candidates as
         // they are (no copy of a list's hundreds of thousands) unless some were removed.
         var goneIndices: [Int] = []
@@ -433,7 +431,6 @@ extension Keychain {
                 AuditEvent(
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
                     decision: .allow, reasons: Array(decision.reasons), notes: notes))
-            gone.append(record.id)
             goneIndices.append(index)
         }
         if goneIndices.isEmpty {
@@ -450,11 +447,11 @@ extension Keychain {
                 found.alive.append(record)
             }
         }
-        if !gone.isEmpty {
+        if !goneIndices.isEmpty {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
-            try store.delete(gone)
+            try store.delete(goneIndices.map { records[$0].id })
         }
-        found.removed = gone.count
+        found.removed = goneIndices.count
         return found
     }
 

@@ -143,7 +143,7 @@ public final class Keychain: Sendable {
     /// every authentication attempt is audited first: when the record cannot be written (and
     /// auditing is required) the call fails instead.
     ///
-    /// `allowed` is this item's decision from the call's search (``candidates(_:context:decisions:)``)
+    /// `allowed` is this item's decision from the call's search (``candidates(_:context:)``)
     /// when that was an allow made on the context's current state: it is used instead of
     /// evaluating the item again (an allow does not depend on the interaction policy). The
     /// prompt is made only when someone is asked.

@@ -177,6 +177,13 @@ extension SQLiteItemStore {
         }
     }
 
+    /// Sets a `metadata` row's value, or raises it when the row exists and holds an earlier one
+    /// (values start with a zero-padded sequence number): a held record's ring slot is only
+    /// ever overwritten by a later record, a release only moves forward.
+    private static let raiseMetadata =
+        "INSERT INTO metadata (name, value) VALUES (?, ?) "
+        + "ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE excluded.value > value"
+
     /// Writes `offers` in the transaction `connection` has open: releases first, then held
     /// records, then anchors (a trail's held records carry its anchor: ``auditAnchor(for:)``
     /// reads their last as the head, so it is not written again). A release moves the trail's
@@ -192,21 +199,14 @@ extension SQLiteItemStore {
                 ])
                 continue
             }
-            try connection.statement(
-                .releaseAuditRecords,
-                "INSERT INTO metadata (name, value) VALUES (?, ?) "
-                    + "ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE excluded.value > value"
-            ).run([.text(range.to), .text(padded(through))])
+            try connection.statement(.raiseMetadata, raiseMetadata).run([.text(range.to), .text(padded(through))])
             // Rows of the earlier layout (a row per record, its name 20 digits past the prefix).
             try connection.statement(
                 "DELETE FROM metadata WHERE name >= ? AND name < ? AND length(CAST(name AS BLOB)) > ?"
             ).run([.text(range.from), .text(range.to), .integer(Int64(range.from.utf8.count + 2))])
         }
         for (trail, held) in offers.held {
-            let upsert = try connection.statement(
-                .holdAuditRecord,
-                "INSERT INTO metadata (name, value) VALUES (?, ?) "
-                    + "ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE excluded.value > value")
+            let upsert = try connection.statement(.raiseMetadata, raiseMetadata)
             for record in held.records {
                 upsert.reset()
                 try upsert.run([.text(heldName(trail, record.sequence)), .text(padded(record.sequence) + record.line)])

@@ -124,10 +124,7 @@ public final class SQLiteItemStore: ItemStore {
         // seldom sits beside an empty database file (best effort: other processes may hold the
         // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
         if created { try? opened.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-        let count = try opened.statement("SELECT EXISTS (SELECT 1 FROM items)")
-        defer { count.reset() }
-        _ = try count.step()
-        return count.integer(0) != 0
+        return try EstablishedStore.hasItems(opened)
     }
 
     /// Refuses a database file that is missing or empty while its key file exists: the key is

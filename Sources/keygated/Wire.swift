@@ -23,7 +23,7 @@ final class Wire: Sendable {
     }
 
     /// Checks `frame` against the order so far and records it.
-    func accept(_ frame: Frame) throws(ProtocolError) {
+    private func accept(_ frame: Frame) throws(ProtocolError) {
         try sequence.withLock { sequence throws(ProtocolError) in try sequence.accept(frame) }
     }
 

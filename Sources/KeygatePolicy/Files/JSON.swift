@@ -69,12 +69,6 @@ package indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// Appends `text` as a JSON string literal (quoted and escaped as ``rendered`` does), for
-    /// callers that lay out a fixed shape of object without building a tree of values.
-    package static func appendQuoted(_ text: String, to out: inout String) {
-        quote(text, into: &out)
-    }
-
     private static func quote(_ text: String, into out: inout String) {
         out += "\""
         // Nothing to escape (the usual case): the text goes in whole, not scalar by scalar.

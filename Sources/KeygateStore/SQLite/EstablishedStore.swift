@@ -39,11 +39,16 @@ struct EstablishedStore {
         let mode = try connection.statement("PRAGMA journal_mode")
         defer { mode.reset() }
         guard try mode.step(), mode.text(0) == "wal" else { return nil }
-        let count = try connection.statement("SELECT EXISTS (SELECT 1 FROM items)")
-        defer { count.reset() }
-        _ = try count.step()
-        let hasItems = count.integer(0) != 0
+        let hasItems = try hasItems(connection)
         guard let keyCheck = try KeyCheck.stored(on: connection) else { return nil }
         return EstablishedStore(hasItems: hasItems, keyCheck: keyCheck)
+    }
+
+    /// Whether the store holds any item (one read of the items table's first row).
+    static func hasItems(_ connection: SQLiteConnection) throws(KeygateError) -> Bool {
+        let exists = try connection.statement("SELECT EXISTS (SELECT 1 FROM items)")
+        defer { exists.reset() }
+        _ = try exists.step()
+        return exists.integer(0) != 0
     }
 }

@@ -172,10 +172,9 @@ enum StatementKey: Equatable {
     case delete
     /// Writing an audit anchor offered to the store, in an item write's transaction.
     case saveAnchor
-    /// Inserting an audit record held in the store, in an item write's transaction.
-    case holdAuditRecord
-    /// Deleting a trail's held audit records up to a sequence number, in an item write's transaction.
-    case releaseAuditRecords
+    /// Raising a `metadata` row to a later value (a held audit record's ring slot, a trail's
+    /// release row), in an item write's transaction.
+    case raiseMetadata
 }
 
 /// A prepared statement, finalized in `deinit`.
