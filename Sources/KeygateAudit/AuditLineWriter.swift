@@ -178,35 +178,7 @@ struct AuditLineWriter {
 
     private mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Nothing to escape (the usual case): the bytes go in whole, not one at a time.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case UInt8(ascii: "\n"): raw("\\n")
-            case UInt8(ascii: "\r"): raw("\\r")
-            case UInt8(ascii: "\t"): raw("\\t")
-            case 0..<0x20:
-                let digits: StaticString = "0123456789abcdef"
-                raw("\\u00")
-                digits.withUTF8Buffer { digits in
-                    bytes.append(digits[Int(byte >> 4)])
-                    bytes.append(digits[Int(byte & 0xf)])
-                }
-            default: bytes.append(byte)
-            }
-        }
+        bytes.appendJSONEscaped(text)
         bytes.append(UInt8(ascii: "\""))
     }
 }
