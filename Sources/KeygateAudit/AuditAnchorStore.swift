@@ -56,8 +56,12 @@ public protocol AuditAnchorStore: Sendable {
     /// none), and the sequence number the store last released them through (0 when never):
     /// what a sink looks at on first use, reading the records themselves only when they may
     /// reach past the trail. The sink holds no record more than ``JSONLinesAuditSink/heldLimit``
-    /// past the release it knows of (a store may keep that many in a ring).
-    func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (count: Int, last: UInt64?, released: UInt64)
+    /// past the release it knows of (a store may keep that many in a ring). Read with them, in
+    /// the same read: the anchor, as ``auditAnchor(for:)`` answers it (so a sink's first use
+    /// asks the store once, not twice).
+    func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (
+        count: Int, last: UInt64?, released: UInt64, anchor: AuditHead?
+    )
 }
 
 extension AuditAnchorStore {
@@ -73,10 +77,10 @@ extension AuditAnchorStore {
     public func releaseHeldAuditRecords(through sequence: UInt64, for trail: String) {}
     /// None: nothing is ever held.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] { [] }
-    /// None: nothing is ever held.
+    /// None: nothing is ever held; the anchor as ``auditAnchor(for:)`` answers it.
     public func heldAuditRecordExtent(for trail: String) throws(KeygateError) -> (
-        count: Int, last: UInt64?, released: UInt64
-    ) { (0, nil, 0) }
+        count: Int, last: UInt64?, released: UInt64, anchor: AuditHead?
+    ) { (0, nil, 0, try auditAnchor(for: trail)) }
 }
 
 /// One record of a trail held in the item store (``AuditAnchorStore/holdAuditRecords(_:head:for:)``):

@@ -147,15 +147,17 @@ extension JSONLinesAuditSink {
         }
     }
 
-    /// The sequence number of the last record the store holds for this trail (nil when none,
-    /// or without such a store); the store's release is the last record known durable.
-    func lastHeld(_ state: inout State) throws(KeygateError) -> UInt64? {
+    /// What the store holds for this trail, read once on load: the sequence number of the
+    /// last held record (nil when none) and the trail's anchor; nil without a store that holds
+    /// records (the anchor is then asked for on its own). The store's release is the last
+    /// record known durable.
+    func heldOnLoad(_ state: inout State) throws(KeygateError) -> (last: UInt64?, anchor: AuditHead?)? {
         guard let anchors, anchors.holdsAuditRecords else { return nil }
         let extent = try anchors.heldAuditRecordExtent(for: path)
         state.held = extent.count
         state.durable = extent.released
         state.releaseOffered = extent.released
-        return extent.last
+        return (extent.last, extent.anchor)
     }
 
     /// Lets go of every record the store holds for this trail (a trail restarted).

@@ -641,7 +641,8 @@ public final class JSONLinesAuditSink: AuditSink {
             state.headFile = file
             return try AuditHeadFile.read(descriptor: file, path: headPath)
         }
-        let lastHeld = try lastHeld(&state)
+        let held = try heldOnLoad(&state)
+        let lastHeld = held?.last
         switch contents ?? .missing {
         case .missing:
             // Held records of a trail whose head is gone belong to the old trail: the anchor
@@ -715,7 +716,9 @@ public final class JSONLinesAuditSink: AuditSink {
             }
         }
         var loaded = Loaded(recovery: recovery)
-        loaded.anchor = try anchors?.auditAnchor(for: path)
+        // Read with the held records when the store holds any (nothing this load did since is
+        // committed: a restore writes the trail, a release is only offered).
+        if let held { loaded.anchor = held.anchor } else { loaded.anchor = try anchors?.auditAnchor(for: path) }
         state.anchor = loaded.anchor
         if let anchor = loaded.anchor, let problem = head.mismatch(with: anchor) {
             guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }

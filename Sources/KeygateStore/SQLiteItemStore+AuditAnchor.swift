@@ -10,7 +10,7 @@ import Synchronization
 /// here (``holdAuditRecords(_:head:for:)``, a ring of `audit.held:…` rows of `metadata`): the item and the record
 /// of its decision are made durable by one commit.
 extension SQLiteItemStore: AuditAnchorStore {
-    private static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
+    static func anchorName(_ trail: String) -> String { "audit.anchor:" + trail }
 
     /// The anchor saved for the trail at `trail`, or nil; when the store holds records of the
     /// trail past it (``holdAuditRecords(_:head:for:)``), the head at the last of them: they
@@ -19,12 +19,23 @@ extension SQLiteItemStore: AuditAnchorStore {
     public func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? {
         let (text, held) = try connection.withLock {
             (connection: inout SQLiteConnection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
-            let statement = try connection.statement("SELECT value FROM metadata WHERE name = ?")
-            defer { statement.reset() }
-            try statement.bind([.text(Self.anchorName(trail))])
-            let text = try statement.step() ? statement.text(0) ?? "" : nil
-            return (text, try heldExtent(of: trail, connection).last)
+            (try Self.anchorText(of: trail, connection), try heldExtent(of: trail, connection).last)
         }
+        return try anchor(text, held: held, of: trail)
+    }
+
+    /// The anchor row's text for `trail`, nil when there is none.
+    static func anchorText(of trail: String, _ connection: SQLiteConnection) throws(KeygateError) -> String? {
+        let statement = try connection.statement("SELECT value FROM metadata WHERE name = ?")
+        defer { statement.reset() }
+        try statement.bind([.text(anchorName(trail))])
+        return try statement.step() ? statement.text(0) ?? "" : nil
+    }
+
+    /// The anchor the saved row `text` and the last `held` record past it make: the head at
+    /// that record, or the saved anchor; nil without a saved row.
+    /// - Throws: `errSecDecode` when the saved anchor is damaged.
+    func anchor(_ text: String?, held: HeldAuditRecord?, of trail: String) throws(KeygateError) -> AuditHead? {
         guard let text else { return nil }
         let saved: AuditHead
         do {

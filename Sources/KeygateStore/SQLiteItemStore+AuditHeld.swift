@@ -164,17 +164,21 @@ extension SQLiteItemStore {
         }
     }
 
-    /// How many records of `trail` the store holds, the last one's sequence number, and the
-    /// sequence number they are released (durable in the trail) through.
-    /// - Throws: `errSecIO` when the database cannot be read.
+    /// How many records of `trail` the store holds, the last one's sequence number, the
+    /// sequence number they are released (durable in the trail) through, and the trail's
+    /// anchor (``auditAnchor(for:)``), all under one lock.
+    /// - Throws: `errSecIO` when the database cannot be read; `errSecDecode` when the saved
+    ///   anchor is damaged.
     public func heldAuditRecordExtent(for trail: String) throws(KeygateError)
-        -> (count: Int, last: UInt64?, released: UInt64)
+        -> (count: Int, last: UInt64?, released: UInt64, anchor: AuditHead?)
     {
-        try connection.withLock {
-            (connection: inout SQLiteConnection) throws(KeygateError) -> (Int, UInt64?, UInt64) in
-            let extent = try heldExtent(of: trail, connection)
-            return (extent.count, extent.last?.sequence, extent.released)
+        let (extent, text) = try connection.withLock {
+            (connection: inout SQLiteConnection) throws(KeygateError) -> (
+                (count: Int, last: HeldAuditRecord?, released: UInt64), String?
+            ) in
+            (try heldExtent(of: trail, connection), try Self.anchorText(of: trail, connection))
         }
+        return (extent.count, extent.last?.sequence, extent.released, try anchor(text, held: extent.last, of: trail))
     }
 
     /// Sets a `metadata` row's value, or raises it when the row exists and holds an earlier one
