@@ -19,15 +19,7 @@ struct EstablishedStore {
     /// - Returns: `nil` unless the schema is this Keygate's latest, the journal mode is WAL and
     ///   a key-check value is stored. Nothing is written.
     static func read(_ connection: SQLiteConnection) throws(KeygateError) -> EstablishedStore? {
-        try connection.execute("BEGIN")
-        do {
-            let found = try readInTransaction(connection)
-            try connection.execute("COMMIT")
-            return found
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
+        try connection.transaction(immediate: false) { () throws(KeygateError) in try readInTransaction(connection) }
     }
 
     private static func readInTransaction(_ connection: SQLiteConnection) throws(KeygateError) -> EstablishedStore? {

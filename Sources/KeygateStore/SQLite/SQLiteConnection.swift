@@ -106,9 +106,11 @@ final class SQLiteConnection {
         return statement
     }
 
-    /// Runs `body` in an immediate (write-locking) transaction: commits on success, rolls back on error.
-    func transaction<T>(_ body: () throws(KeygateError) -> T) throws(KeygateError) -> T {
-        try execute("BEGIN IMMEDIATE")
+    /// Runs `body` in a transaction: commits on success, rolls back on error. Immediate (it
+    /// takes the write lock at once) unless `immediate` is false (a deferred `BEGIN`: reads
+    /// take no write lock).
+    func transaction<T>(immediate: Bool = true, _ body: () throws(KeygateError) -> T) throws(KeygateError) -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
             try execute("COMMIT")
