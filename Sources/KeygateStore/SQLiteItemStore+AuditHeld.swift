@@ -127,36 +127,48 @@ extension SQLiteItemStore {
     func heldExtent(of trail: String, _ connection: SQLiteConnection) throws(KeygateError)
         -> (count: Int, last: HeldAuditRecord?, released: UInt64)
     {
-        let released = try heldRelease(of: trail, connection)
         let statement = try connection.statement(
             "SELECT count(*), max(value), name FROM metadata WHERE name >= ? AND name < ? AND value > ?")
         defer { statement.reset() }
-        let range = Self.heldRange(trail)
-        // Past the release: a value starting with a later sequence number sorts after it.
-        try statement.bind([.text(range.from), .text(range.to), .text(Self.padded(released) + "~")])
+        let released = try bindHeld(statement, of: trail, connection)
         guard try statement.step(), statement.integer(0) > 0 else { return (0, nil, released) }
-        guard let last = Self.heldRecord(name: statement.text(2), value: statement.text(1)) else {
+        let last = try heldRecord(name: statement.text(2), value: statement.text(1), of: trail)
+        return (Int(statement.integer(0)), last, released)
+    }
+
+    /// Binds `statement`'s three parameters to the rows of `trail`'s ring past its release (a
+    /// value starting with a later sequence number sorts after the release's).
+    /// - Returns: the release.
+    @discardableResult
+    private func bindHeld(_ statement: SQLiteStatement, of trail: String, _ connection: SQLiteConnection)
+        throws(KeygateError) -> UInt64
+    {
+        let released = try heldRelease(of: trail, connection)
+        let range = Self.heldRange(trail)
+        try statement.bind([.text(range.from), .text(range.to), .text(Self.padded(released) + "~")])
+        return released
+    }
+
+    /// The held record a row of `trail`'s ring holds.
+    /// - Throws: `errSecIO` when the row is damaged.
+    private func heldRecord(name: String?, value: String?, of trail: String) throws(KeygateError) -> HeldAuditRecord {
+        guard let record = Self.heldRecord(name: name, value: value) else {
             throw KeygateError(.io, "a held audit record of \(trail) in \(path) is damaged")
         }
-        return (Int(statement.integer(0)), last, released)
+        return record
     }
 
     /// The records of `trail` held in the store (past its release), by sequence number.
     /// - Throws: `errSecIO` when the database cannot be read or a held record is damaged.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [HeldAuditRecord] in
-            let released = try heldRelease(of: trail, connection)
             let statement = try connection.statement(
                 "SELECT value, name FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
             defer { statement.reset() }
-            let range = Self.heldRange(trail)
-            try statement.bind([.text(range.from), .text(range.to), .text(Self.padded(released) + "~")])
+            try bindHeld(statement, of: trail, connection)
             var records: [HeldAuditRecord] = []
             while try statement.step() {
-                guard let record = Self.heldRecord(name: statement.text(1), value: statement.text(0)) else {
-                    throw KeygateError(.io, "a held audit record of \(trail) in \(path) is damaged")
-                }
-                records.append(record)
+                records.append(try heldRecord(name: statement.text(1), value: statement.text(0), of: trail))
             }
             // Rows of the earlier layout sort after the ring's by value: by sequence number, then.
             records.sort { $0.sequence < $1.sequence }
