@@ -50,19 +50,12 @@ extension SQLiteItemStore {
     /// Twenty zeros, for ``padded(_:)``.
     private static let zeros = "00000000000000000000"
 
-    /// The held record in a row (nil when damaged): a slot's value, or a row of the earlier
-    /// layout (a row per record, named with its sequence number in 20 digits, its value the
-    /// line alone), which the next release deletes.
-    private static func heldRecord(name: String?, value: String?) -> HeldAuditRecord? {
-        guard let value else { return nil }
-        let utf8 = value.utf8
-        if utf8.first == UInt8(ascii: "{") {
-            guard let name, let colon = name.utf8.lastIndex(of: UInt8(ascii: ":")),
-                let sequence = UInt64(Substring(name.utf8[name.utf8.index(after: colon)...]))
-            else { return nil }
-            return HeldAuditRecord(sequence: sequence, line: value)
+    /// The held record a ring slot's value holds (nil when damaged): its sequence number in 20
+    /// digits, then the line.
+    private static func heldRecord(value: String?) -> HeldAuditRecord? {
+        guard let utf8 = value?.utf8, utf8.count > 20, let sequence = UInt64(Substring(utf8.prefix(20))) else {
+            return nil
         }
-        guard utf8.count > 20, let sequence = UInt64(Substring(utf8.prefix(20))) else { return nil }
         return HeldAuditRecord(sequence: sequence, line: String(Substring(utf8.dropFirst(20))))
     }
 
@@ -120,19 +113,19 @@ extension SQLiteItemStore {
     }
 
     /// How many records of `trail` the store holds (past its release), the last of them when
-    /// any, and the release: one statement for the records (SQLite gives a bare column from the
-    /// row whose `max` it returns), shared by ``heldAuditRecordExtent(for:)`` and
+    /// any, and the release: one statement for the records (the last is the greatest value: values
+    /// start with the sequence number in 20 digits), shared by ``heldAuditRecordExtent(for:)`` and
     /// ``auditAnchor(for:)`` so a process prepares it once.
     /// - Throws: `errSecIO` when the database cannot be read or a held record is damaged.
     func heldExtent(of trail: String, _ connection: SQLiteConnection) throws(KeygateError)
         -> (count: Int, last: HeldAuditRecord?, released: UInt64)
     {
         let statement = try connection.statement(
-            "SELECT count(*), max(value), name FROM metadata WHERE name >= ? AND name < ? AND value > ?")
+            "SELECT count(*), max(value) FROM metadata WHERE name >= ? AND name < ? AND value > ?")
         defer { statement.reset() }
         let released = try bindHeld(statement, of: trail, connection)
         guard try statement.step(), statement.integer(0) > 0 else { return (0, nil, released) }
-        let last = try heldRecord(name: statement.text(2), value: statement.text(1), of: trail)
+        let last = try heldRecord(value: statement.text(1), of: trail)
         return (Int(statement.integer(0)), last, released)
     }
 
@@ -151,8 +144,8 @@ extension SQLiteItemStore {
 
     /// The held record a row of `trail`'s ring holds.
     /// - Throws: `errSecIO` when the row is damaged.
-    private func heldRecord(name: String?, value: String?, of trail: String) throws(KeygateError) -> HeldAuditRecord {
-        guard let record = Self.heldRecord(name: name, value: value) else {
+    private func heldRecord(value: String?, of trail: String) throws(KeygateError) -> HeldAuditRecord {
+        guard let record = Self.heldRecord(value: value) else {
             throw KeygateError(.io, "a held audit record of \(trail) in \(path) is damaged")
         }
         return record
@@ -163,15 +156,13 @@ extension SQLiteItemStore {
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [HeldAuditRecord] in
             let statement = try connection.statement(
-                "SELECT value, name FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
+                "SELECT value FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
             defer { statement.reset() }
             try bindHeld(statement, of: trail, connection)
             var records: [HeldAuditRecord] = []
             while try statement.step() {
-                records.append(try heldRecord(name: statement.text(1), value: statement.text(0), of: trail))
+                records.append(try heldRecord(value: statement.text(0), of: trail))
             }
-            // Rows of the earlier layout sort after the ring's by value: by sequence number, then.
-            records.sort { $0.sequence < $1.sequence }
             return records
         }
     }
@@ -216,10 +207,6 @@ extension SQLiteItemStore {
                 continue
             }
             try connection.statement(.raiseMetadata, raiseMetadata).run([.text(range.to), .text(padded(through))])
-            // Rows of the earlier layout (a row per record, its name 20 digits past the prefix).
-            try connection.statement(
-                "DELETE FROM metadata WHERE name >= ? AND name < ? AND length(CAST(name AS BLOB)) > ?"
-            ).run([.text(range.from), .text(range.to), .integer(Int64(range.from.utf8.count + 2))])
         }
         for (trail, held) in offers.held {
             let upsert = try connection.statement(.raiseMetadata, raiseMetadata)

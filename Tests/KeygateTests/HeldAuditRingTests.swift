@@ -98,24 +98,6 @@ import Testing
         #expect(try process.store.heldAuditRecordExtent(for: other).released == ring + 6)
     }
 
-    /// Rows of the earlier layout (a row per record, named with its sequence number) are read
-    /// as held records, and the next release deletes them.
-    @Test func rowsOfTheEarlierLayoutAreReadThenDeletedByARelease() async throws {
-        let directory = try TemporaryDirectory()
-        let process = try Process(directory.path)
-        let other = "/elsewhere/audit.jsonl"
-        try process.execute(
-            "INSERT INTO metadata (name, value) VALUES ('audit.held:\(other.utf8.count):\(other):00000000000000000003', "
-                + "'{\"old\": 3}')")
-        #expect(try process.store.heldAuditRecords(for: other) == [HeldAuditRecord(sequence: 3, line: "{\"old\": 3}")])
-        #expect(try process.store.heldAuditRecordExtent(for: other).last == 3)
-        process.store.releaseHeldAuditRecords(through: 3, for: other)
-        try await process.add("a")
-        #expect(try process.store.heldAuditRecords(for: other).isEmpty)
-        #expect(
-            try process.heldRows().count == 2, "the add's own slot and the other trail's release: the old row is gone")
-    }
-
     /// Reads flush and commit nothing, but their release rides the anchor's own saves, so a
     /// later process still holds its add. A process that finds the store's release more than
     /// the ring behind the trail (here: none at all) flushes its add instead of holding it, and
