@@ -881,9 +881,16 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
     func append(_ bytes: [UInt8], to descriptor: Int32, size: off_t) throws(KeygateError) {
+        try bytes.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) throws(KeygateError) in
+            try append(UnsafeRawBufferPointer(all), to: descriptor, size: size)
+        }
+    }
+
+    /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
+    func append(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, size: off_t) throws(KeygateError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
                 let error = failure("cannot write to \(path)")
