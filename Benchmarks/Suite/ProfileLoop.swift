@@ -1,7 +1,10 @@
 // One kind of read or add in a loop, for a profiler (`perf record`, `valgrind --tool=callgrind`,
 // `strace -c`): `keygate-bench worker loop MODE COUNT`, after a warm-up of a tenth of COUNT.
 // MODE is one of durable, group, memory, sealing, noop (gated reads of 64 B items through
-// `Keychain.copyMatching` with that audit sink), direct (`SQLiteItemStore` read), c (the C
+// `Keychain.copyMatching` with that audit sink), memory-write (the in-memory sink's read and
+// one 521-byte append `write` to a file, unsynced: the file sink's system call apart),
+// memory-write-sync (the same, that file `fsync`ed every 64 writes on another thread, as group
+// commit flushes), direct (`SQLiteItemStore` read), c (the C
 // baseline's read), add-durable or add-noop (`Keychain.add`), add-anchored (durable, the trail
 // anchored in the store at the default interval, as `keygate` runs it) or add-anchored-each
 // (anchored after every record, as before session 19). Reads use the cached 10,000-item
@@ -38,7 +41,9 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
             let sinks: [String: any AuditSink] = [
                 "durable": JSONLinesAuditSink(path: directory + "/trail.jsonl"),
                 "group": JSONLinesAuditSink(path: directory + "/trail.jsonl", durability: .groupCommit(records: 64)),
-                "memory": InMemoryAuditSink(), "noop": NoopAuditSink(), "sealing": SealingAuditSink(),
+                "memory": InMemoryAuditSink(), "memory-write": InMemoryAuditSink(),
+                "memory-write-sync": InMemoryAuditSink(), "noop": NoopAuditSink(),
+                "sealing": SealingAuditSink(),
             ]
             switch mode {
             case "c": operation = { baseline.read(spread($0, over: 10_000), large: false) }
@@ -58,12 +63,32 @@ func profileLoop(mode: String, count: Int) async -> Int32 {
                 let keychain = Keychain(
                     store: store, accessGroups: ["keygate"], authenticator: NobodyAuthenticator(),
                     auditor: Auditor(sink: sink, isRequired: true))
+                // memory-write: the in-memory sink's read plus one append `write` of a trail-sized
+                // line to a file of its own (what the file sink's system call costs, apart).
+                let descriptor =
+                    mode.hasPrefix("memory-write")
+                    ? open(directory + "/lines", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600) : -1
+                let line = [UInt8](repeating: UInt8(ascii: "x"), count: 520) + [10]
+                // memory-write-sync: and an `fsync` of that file every 64 writes on a queue of its
+                // own, as group commit's flusher does (at most one in flight).
+                let flusher = mode == "memory-write-sync" ? DispatchQueue(label: "bench.flush") : nil
                 operation = { counter in
                     let query = ItemQuery(
                         service: "svc-\(spread(counter, over: 10_000))", account: "bench", accessGroup: "keygate",
                         returnData: true)
                     let found = try await keychain.copyMatching(query)
                     precondition(found.first?.data?.count == 64, "read failed")
+                    if descriptor >= 0 {
+                        precondition(line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == line.count)
+                        if let flusher, counter % 64 == 63 {
+                            flusher.sync {}
+                            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+                            flusher.async {
+                                fsync(copy)
+                                close(copy)
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -384,10 +384,8 @@ extension Keychain {
         /// The sweep's decision when it can stand for a read's first evaluation now: an allow,
         /// made on the state the context still holds (no proof, device change or prompt since).
         func reusable(_ sweep: Sweep, in context: AuthenticationContext) -> Decision? {
-            guard case .decided(let decision) = sweep, decision.isAllowed else { return nil }
-            var now = context.state
-            now.interaction = .fail
-            return now == state ? decision : nil
+            guard case .decided(let decision) = sweep, decision.isAllowed, let state else { return nil }
+            return context.holds(state, interaction: .fail) ? decision : nil
         }
     }
 

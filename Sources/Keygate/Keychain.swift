@@ -45,6 +45,9 @@ public final class Keychain: Sendable {
     /// record cannot be written is denied.
     public let auditor: Auditor
 
+    /// Each access group alone, as the list a call naming it searches (made once, not per call).
+    let singleGroups: [[String]]
+
     /// The most authentication rounds one item may take before the call fails (Apple stops at 20).
     static let maximumRounds = 5
 
@@ -61,6 +64,7 @@ public final class Keychain: Sendable {
     ) {
         self.store = store
         self.accessGroups = accessGroups
+        self.singleGroups = accessGroups.map { [$0] }
         self.authenticator = authenticator
         self.evaluator = evaluator
         self.device = device
@@ -114,10 +118,21 @@ public final class Keychain: Sendable {
         guard let named else { return try entitledGroups(accessGroups, named: false) }
         // Byte for byte, as Apple compares names: an NFD spelling of an entitled NFC group
         // is another group (String's == would call them equal).
-        guard accessGroups.contains(where: { $0.utf8.elementsEqual(named.utf8) }) else {
+        guard let index = accessGroups.firstIndex(where: { Self.sameBytes($0, named) }) else {
             throw KeygateError(.missingEntitlement, "the caller may not use access group '\(named)'")
         }
-        return try entitledGroups([named], named: true)
+        // The group's own one-element list, made once (the same bytes as `named`).
+        return try entitledGroups(singleGroups[index], named: true)
+    }
+
+    /// Whether two strings are the same UTF-8 bytes (compared in place, not byte by byte
+    /// through the generic sequence).
+    static func sameBytes(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.count == second.utf8.count else { return false }
+        let compared = first.utf8.withContiguousStorageIfAvailable { one in
+            second.utf8.withContiguousStorageIfAvailable { other in one.elementsEqual(other) }
+        }
+        return (compared ?? nil) ?? first.utf8.elementsEqual(second.utf8)
     }
 
     /// The effective interaction policy of a call: `skip` from the query, else `fail` if the

@@ -4,32 +4,94 @@ import Synchronization
 /// Renders a record's JSON line straight into bytes, once: the one place an audit event
 /// becomes text. Keys in a fixed order, `", "` and `": "` between members, strings escaped as
 /// RFC 8259 asks (quote, backslash, control characters), everything else verbatim UTF-8.
+///
+/// The line is written through a raw cursor (``LineCursor``) into a buffer the writer keeps
+/// (its elements are storage: the line is its first ``length`` bytes, a newline after them),
+/// rendered again into a larger one in the rare case it does not fit; a sink that keeps the
+/// buffer (``init(reusing:)``, ``take()``) renders line after line with no allocation.
 struct AuditLineWriter {
-    private(set) var bytes: [UInt8] = []
+    /// The buffer the line is rendered into; only its first ``length`` + 1 bytes are the line
+    /// and its newline.
+    private var storage: [UInt8]
+    /// The rendered line's length, without its newline.
+    private(set) var length = 0
 
-    /// A writer with room for a usual record (an item decision's line runs to about 520 bytes:
-    /// one allocation, not a second to grow it).
-    init() { bytes.reserveCapacity(1024) }
+    /// A writer with room for a usual record (an item decision's line runs to about 520 bytes).
+    init() { storage = [UInt8](repeating: 0, count: Self.usualCapacity) }
 
-    /// A writer that renders into `buffer`, emptied but keeping its capacity: a sink's buffer
-    /// used again line after line (no allocation once it is large enough).
+    /// A writer that renders into `buffer` (taken from ``take()``), keeping it when it is large
+    /// enough: a sink's buffer used again line after line.
     init(reusing buffer: consuming [UInt8]) {
-        bytes = buffer
-        bytes.removeAll(keepingCapacity: true)
-        if bytes.capacity < 1024 { bytes.reserveCapacity(1024) }
+        storage = buffer
+        if storage.count < Self.usualCapacity { storage = [UInt8](repeating: 0, count: Self.usualCapacity) }
     }
 
-    /// Ends the rendered line with its newline, as a trail holds it (after it was hashed: the
-    /// hash is the line's without the newline).
-    mutating func endLine() { bytes.append(10) }
+    /// The room a writer starts with.
+    private static let usualCapacity = 2048
 
-    /// The rendered bytes, handed over (the writer is left empty).
+    /// The rendered line's bytes, without the newline (what its hash is taken over).
+    func withLine<Result, Failure: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Result)
+        throws(Failure) -> Result
+    {
+        try storage.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) throws(Failure) -> Result in
+            try body(UnsafeBufferPointer(rebasing: all[..<length]))
+        }
+    }
+
+    /// The rendered line's bytes followed by its newline, as a trail holds them.
+    func withTerminatedLine<Result, Failure: Error>(
+        _ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try storage.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) throws(Failure) -> Result in
+            try body(UnsafeBufferPointer(rebasing: all[...length]))
+        }
+    }
+
+    /// The buffer, handed over for the next writer (``init(reusing:)``); the writer is left empty.
     mutating func take() -> [UInt8] {
         var taken: [UInt8] = []
-        swap(&taken, &bytes)
+        swap(&taken, &storage)
+        length = 0
         return taken
     }
 
+    /// Renders the record's line (``LineCursor/record(sequence:time:previousHash:event:)``)
+    /// and a newline after it, into a larger buffer when it does not fit.
+    mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
+        while true {
+            let rendered = storage.withUnsafeMutableBufferPointer { buffer -> Int? in
+                // One byte kept for the newline.
+                var cursor = LineCursor(base: buffer.baseAddress!, capacity: buffer.count - 1)
+                cursor.record(sequence: sequence, time: time, previousHash: previousHash, event: event)
+                guard !cursor.overflowed else { return nil }
+                buffer[cursor.count] = 10
+                return cursor.count
+            }
+            if let rendered {
+                length = rendered
+                return
+            }
+            storage = [UInt8](repeating: 0, count: storage.count * 4)
+        }
+    }
+
+    /// The evaluator's reasons, rendered (quoted and escaped), beside the reason they render:
+    /// a process's decisions give the same few reasons again and again, so each is rendered
+    /// once. A list compared with `==`, not a dictionary: a `DecisionReason`-keyed dictionary's
+    /// storage asks the runtime for `DecisionReason: Hashable` the first time, a scan of every
+    /// conformance record in the executable (about 0.2 M instructions in each `keygate get`).
+    /// Bounded: when full, it starts again empty.
+    fileprivate static let renderedReasons = Mutex<[RenderedReason]>([])
+    fileprivate static let renderedReasonLimit = 32
+
+    /// One reason and its rendered text.
+    fileprivate struct RenderedReason {
+        let reason: DecisionReason
+        let text: [UInt8]
+    }
+}
+
+extension LineCursor {
     /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
     /// "uid": …, ["exe": …,] ["caller": {…},] "prev": …}`.
     mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
@@ -122,46 +184,32 @@ struct AuditLineWriter {
         raw("]")
     }
 
-    /// The evaluator's reasons, rendered (quoted and escaped), beside the reason they render:
-    /// a process's decisions give the same few reasons again and again, so each is rendered
-    /// once. A list compared with `==`, not a dictionary: a `DecisionReason`-keyed dictionary's
-    /// storage asks the runtime for `DecisionReason: Hashable` the first time, a scan of every
-    /// conformance record in the executable (about 0.2 M instructions in each `keygate get`).
-    /// Bounded: when full, it starts again empty.
-    private static let renderedReasons = Mutex<[RenderedReason]>([])
-    private static let renderedReasonLimit = 32
-
-    /// One reason and its rendered text.
-    private struct RenderedReason {
-        let reason: DecisionReason
-        let text: [UInt8]
-    }
-
-    /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description.
+    /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description,
+    /// each reason rendered once (``AuditLineWriter/renderedReasons``).
     private mutating func reasonText(_ reason: DecisionReason) {
-        let cached = Self.renderedReasons.withLock { cache -> [UInt8]? in
-            for entry in cache where entry.reason == reason { return entry.text }
-            return nil
+        let found = AuditLineWriter.renderedReasons.withLock { cache -> Bool in
+            for entry in cache where entry.reason == reason {
+                entry.text.withUnsafeBufferPointer { write($0) }
+                return true
+            }
+            return false
         }
-        if let cached {
-            bytes += cached
-            return
-        }
-        let start = bytes.count
-        string(reason.description)
-        let rendered = RenderedReason(reason: reason, text: Array(bytes[start...]))
-        Self.renderedReasons.withLock { cache in
-            if cache.count >= Self.renderedReasonLimit { cache.removeAll(keepingCapacity: true) }
+        if found { return }
+        var text: [UInt8] = [UInt8(ascii: "\"")]
+        text.appendJSONEscaped(reason.description)
+        text.append(UInt8(ascii: "\""))
+        text.withUnsafeBufferPointer { write($0) }
+        let rendered = AuditLineWriter.RenderedReason(reason: reason, text: text)
+        AuditLineWriter.renderedReasons.withLock { cache in
+            if cache.count >= AuditLineWriter.renderedReasonLimit { cache.removeAll(keepingCapacity: true) }
             cache.append(rendered)
         }
     }
 
-    private mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
+    @inline(__always) private mutating func raw(_ text: StaticString) { write(text) }
 
     /// Decimal digits written straight into the line (no `String` made for them).
-    private mutating func number(_ value: some BinaryInteger) { bytes.appendDecimal(value) }
+    @inline(__always) private mutating func number(_ value: some BinaryInteger) { writeDecimal(value) }
 
     private mutating func optional(_ text: String?) {
         if let text { string(text) } else { raw("null") }
@@ -177,8 +225,8 @@ struct AuditLineWriter {
     }
 
     private mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        bytes.appendJSONEscaped(text)
-        bytes.append(UInt8(ascii: "\""))
+        write(UInt8(ascii: "\""))
+        JSONEscaping.write(text, asciiOnly: false, to: &self)
+        write(UInt8(ascii: "\""))
     }
 }

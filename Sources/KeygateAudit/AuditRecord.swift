@@ -28,8 +28,9 @@ public struct AuditRecord: Hashable, Sendable {
         self.event = event
         var writer = AuditLineWriter()
         writer.record(sequence: sequence, time: time, previousHash: previousHash, event: event)
-        line = String(decoding: writer.bytes, as: UTF8.self)
-        hash = AuditCrypto.sha256Hex(writer.bytes)
+        (line, hash) = writer.withLine { bytes in
+            (String(decoding: bytes, as: UTF8.self), AuditCrypto.sha256Hex(UnsafeRawBufferPointer(bytes)))
+        }
     }
 
     /// `record` seen as holding one of its decisions, `event` (one of its
@@ -85,7 +86,7 @@ public struct AuditRecord: Hashable, Sendable {
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
 
-    /// Parses what ``AuditLineWriter/decision(_:)`` renders, into an event of `kind` (the rest of the
+    /// Parses what ``LineCursor/decision(_:)`` renders, into an event of `kind` (the rest of the
     /// event from the record's own fields).
     private static func decision(
         _ fields: [String: JSONField], kind: AuditEvent.Kind, in root: JSONField
@@ -141,7 +142,7 @@ public struct AuditRecord: Hashable, Sendable {
             reasons: reasons, notes: notes, factors: factors)
     }
 
-    /// Parses what ``AuditLineWriter/record(sequence:time:previousHash:event:)`` renders as
+    /// Parses what ``LineCursor/record(sequence:time:previousHash:event:)`` renders as
     /// `caller`: `{"uid": …, "pid": …, "exe": … or null, "session": … or null}`.
     private static func caller(_ field: JSONField) throws(InputFileError) -> AuditCaller {
         let parts = try field.object(allowing: ["uid", "pid", "exe", "session"])

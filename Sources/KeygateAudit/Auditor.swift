@@ -29,6 +29,9 @@ public struct Auditor: Sendable {
     public let clock: any KeygateClock
     /// Tells this auditor (and its copies) from others, for ``collecting(_:)``.
     private let token = AuditCall.Token()
+    /// The sink, when it is the file sink (found once, by its type: no cast per record), the
+    /// only one that may hold a call's records.
+    private let fileSink: JSONLinesAuditSink?
 
     /// An auditor.
     /// - Parameters:
@@ -54,6 +57,9 @@ public struct Auditor: Sendable {
         self.executable = executable
         self.clock = clock
         self.caller = caller
+        fileSink =
+            type(of: sink) == JSONLinesAuditSink.self
+            ? unsafeDowncast(sink as AnyObject, to: JSONLinesAuditSink.self) : nil
     }
 
     /// Records `event`.
@@ -179,11 +185,19 @@ public struct Auditor: Sendable {
         return event
     }
 
+    /// `call`, when the sink may hold its records until it settles
+    /// (``JSONLinesAuditSink/mayHoldRecords``); nil otherwise, so no task-local value is set
+    /// around a write to a sink that never reads it.
+    private func holdingCall(_ call: AuditCall?) -> AuditCall? {
+        guard let call, let fileSink, fileSink.mayHoldRecords else { return nil }
+        return call
+    }
+
     /// Seals and stores `events` together, enforcing the failure policy; inside `call`, a sink
     /// that can may hold them until the call settles.
     private func write(_ events: [AuditEvent], in call: AuditCall?) throws(KeygateError) {
         do {
-            try AuditCall.holding(for: call) { () throws(KeygateError) in
+            try AuditCall.holding(for: holdingCall(call)) { () throws(KeygateError) in
                 try sink.append(contentsOf: events, at: clock.now())
             }
         } catch {
@@ -200,7 +214,7 @@ public struct Auditor: Sendable {
         do {
             // No record is made for nothing (``AuditSink/store(_:at:)``): the in-memory sink
             // seals when its trail is looked at, the file sink writes the bytes it rendered.
-            try AuditCall.holding(for: call) { () throws(KeygateError) in
+            try AuditCall.holding(for: holdingCall(call)) { () throws(KeygateError) in
                 try sink.store(event, at: clock.now())
             }
         } catch {

@@ -5,12 +5,46 @@ extension Array where Element == UInt8 {
     /// need no escape are copied whole. What the audit trail's lines and `keygate list`'s lines
     /// both lay out.
     package mutating func appendJSONEscaped(_ text: String, asciiOnly: Bool = false) {
-        let contiguous: Void? = text.utf8.withContiguousStorageIfAvailable { escaped($0, asciiOnly: asciiOnly) }
-        if contiguous == nil { Array(text.utf8).withUnsafeBufferPointer { escaped($0, asciiOnly: asciiOnly) } }
+        JSONEscaping.write(text, asciiOnly: asciiOnly, to: &self)
+    }
+}
+
+/// Where ``JSONEscaping`` writes: a byte array, or an audit line's raw cursor.
+protocol JSONEscapedOutput {
+    /// Writes `bytes` as they are.
+    mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>)
+    /// Writes one byte.
+    mutating func writeByte(_ byte: UInt8)
+}
+
+extension Array: JSONEscapedOutput where Element == UInt8 {
+    mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+    mutating func writeByte(_ byte: UInt8) { append(byte) }
+}
+
+extension LineCursor: JSONEscapedOutput {
+    @inline(__always) mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>) { write(bytes) }
+    @inline(__always) mutating func writeByte(_ byte: UInt8) { write(byte) }
+}
+
+/// JSON's string escapes (RFC 8259), the one implementation behind both line writers.
+enum JSONEscaping {
+    /// Writes `text` to `output` with JSON's escapes, without quotes (see
+    /// `Array.appendJSONEscaped(_:asciiOnly:)`).
+    @inline(__always)
+    static func write(_ text: String, asciiOnly: Bool, to output: inout some JSONEscapedOutput) {
+        let contiguous: Void? = text.utf8.withContiguousStorageIfAvailable {
+            escaped($0, asciiOnly: asciiOnly, to: &output)
+        }
+        if contiguous == nil {
+            Array(text.utf8).withUnsafeBufferPointer { escaped($0, asciiOnly: asciiOnly, to: &output) }
+        }
     }
 
-    /// Appends the UTF-8 `text` with JSON's escapes: runs that need none are copied whole.
-    private mutating func escaped(_ text: UnsafeBufferPointer<UInt8>, asciiOnly: Bool) {
+    /// Writes the UTF-8 `text` with JSON's escapes: runs that need none are copied whole.
+    private static func escaped(
+        _ text: UnsafeBufferPointer<UInt8>, asciiOnly: Bool, to output: inout some JSONEscapedOutput
+    ) {
         var start = 0
         var index = 0
         while index < text.count {
@@ -19,29 +53,31 @@ extension Array where Element == UInt8 {
                 index += 1
                 continue
             }
-            append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<index]))
+            output.writeRun(UnsafeBufferPointer(rebasing: text[start..<index]))
             if byte < 0x80 {
                 switch byte {
-                case 0x22: escape(0x22)
-                case 0x5C: escape(0x5C)
-                case 0x0A: escape(UInt8(ascii: "n"))
-                case 0x0D: escape(UInt8(ascii: "r"))
-                case 0x09: escape(UInt8(ascii: "t"))
-                default: unicodeEscape(UInt16(byte))
+                case 0x22: escape(0x22, to: &output)
+                case 0x5C: escape(0x5C, to: &output)
+                case 0x0A: escape(UInt8(ascii: "n"), to: &output)
+                case 0x0D: escape(UInt8(ascii: "r"), to: &output)
+                case 0x09: escape(UInt8(ascii: "t"), to: &output)
+                default: unicodeEscape(UInt16(byte), to: &output)
                 }
                 index += 1
             } else {
-                index = escapeScalar(in: text, at: index)
+                index = escapeScalar(in: text, at: index, to: &output)
             }
             start = index
         }
-        append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<index]))
+        output.writeRun(UnsafeBufferPointer(rebasing: text[start..<index]))
     }
 
-    /// Appends the non-ASCII scalar whose UTF-8 sequence starts at `index` of `text` as `\u`
+    /// Writes the non-ASCII scalar whose UTF-8 sequence starts at `index` of `text` as `\u`
     /// escapes of its UTF-16 units; returns the index after the sequence. (A `String`'s bytes
     /// are valid UTF-8.)
-    private mutating func escapeScalar(in text: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+    private static func escapeScalar(
+        in text: UnsafeBufferPointer<UInt8>, at index: Int, to output: inout some JSONEscapedOutput
+    ) -> Int {
         let lead = text[index]
         let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
         var value = UInt32(lead) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
@@ -50,28 +86,28 @@ extension Array where Element == UInt8 {
         }
         if value > 0xFFFF {
             let rest = value - 0x10000
-            unicodeEscape(UInt16(0xD800 + (rest >> 10)))
-            unicodeEscape(UInt16(0xDC00 + (rest & 0x3FF)))
+            unicodeEscape(UInt16(0xD800 + (rest >> 10)), to: &output)
+            unicodeEscape(UInt16(0xDC00 + (rest & 0x3FF)), to: &output)
         } else {
-            unicodeEscape(UInt16(value))
+            unicodeEscape(UInt16(value), to: &output)
         }
         return index + length
     }
 
-    /// Appends `\u` and `unit` as four lowercase hex digits.
-    private mutating func unicodeEscape(_ unit: UInt16) {
+    /// Writes `\u` and `unit` as four lowercase hex digits.
+    private static func unicodeEscape(_ unit: UInt16, to output: inout some JSONEscapedOutput) {
         let digits: StaticString = "0123456789abcdef"
-        escape(UInt8(ascii: "u"))
+        escape(UInt8(ascii: "u"), to: &output)
         digits.withUTF8Buffer { hex in
             for shift in stride(from: 12, through: 0, by: -4) {
-                append(hex[Int((unit >> UInt16(shift)) & 0xF)])
+                output.writeByte(hex[Int((unit >> UInt16(shift)) & 0xF)])
             }
         }
     }
 
-    /// Appends a backslash and `letter`.
-    private mutating func escape(_ letter: UInt8) {
-        append(0x5C)
-        append(letter)
+    /// Writes a backslash and `letter`.
+    private static func escape(_ letter: UInt8, to output: inout some JSONEscapedOutput) {
+        output.writeByte(0x5C)
+        output.writeByte(letter)
     }
 }

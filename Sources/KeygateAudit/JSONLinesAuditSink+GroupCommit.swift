@@ -51,22 +51,23 @@ extension JSONLinesAuditSink {
         var buffer: [UInt8] = []
         swap(&buffer, &state.line)  // moved out, so reusing it copies nothing
         var writer = AuditLineWriter(reusing: consume buffer)
+        defer { state.line = writer.take() }
         let sequence = state.head.sequence + 1
         writer.record(sequence: sequence, time: time, previousHash: state.head.hash, event: event)
-        let length = writer.bytes.count
+        let length = writer.length
         guard length <= AuditRecord.maximumLineLength else {
-            state.line = writer.take()
             throw KeygateError(
                 .io,
                 "the audit record would be \(length) bytes, longer than the "
                     + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
         }
-        let hash = writer.bytes.withUnsafeBytes { AuditCrypto.sha256Hex($0) }
-        writer.endLine()
-        let line = writer.take()
-        defer { state.line = line }
-        try append(line, to: state.trail, size: state.size)
-        state.size += off_t(line.count)
+        let hash = writer.withLine { AuditCrypto.sha256Hex(UnsafeRawBufferPointer($0)) }
+        let size = state.size
+        let trail = state.trail
+        try writer.withTerminatedLine { (line: UnsafeBufferPointer<UInt8>) throws(KeygateError) in
+            try append(UnsafeRawBufferPointer(line), to: trail, size: size)
+        }
+        state.size += off_t(length + 1)
         state.pending += 1
         state.head.sequence = sequence
         state.head.hash = hash

@@ -22,11 +22,16 @@ extension JSONLinesAuditSink {
     /// overwrites must be durable), and no records of another writer taken over on this append
     /// (`recovered`: those are flushed, never built on unflushed).
     func holdingCall(through last: UInt64, recovered: Bool, state: State) -> AuditCall? {
-        guard durability == .eachRecord, !recovered, let call = AuditCall.holding, let anchors,
-            anchors.holdsAuditRecords, state.durable <= last, last - state.durable <= UInt64(Self.heldLimit)
+        guard mayHoldRecords, !recovered, let call = AuditCall.holding, state.durable <= last,
+            last - state.durable <= UInt64(Self.heldLimit)
         else { return nil }
         return call
     }
+
+    /// Whether this sink ever holds records (``Durability/eachRecord``, with an anchor store
+    /// that holds them): the ``Auditor`` names the call that may hold them
+    /// (``AuditCall/holding``) only to such a sink.
+    var mayHoldRecords: Bool { durability == .eachRecord && anchors?.holdsAuditRecords == true }
 
     /// Offers `records` (just written, not flushed) and the new `head` to the store, and leaves
     /// the head file for ``settle()`` (it is written only once the records are durable, so it

@@ -170,8 +170,13 @@ public final class JSONLinesAuditSink: AuditSink {
         let appends = Atomic<UInt64>(0)
         /// How long the lock is kept after the last append when no flush comes first.
         let idleRelease: DispatchTimeInterval
+        /// Where the idle release is scheduled.
+        let releaser: IdleReleaser
 
-        init(idleRelease: DispatchTimeInterval) { self.idleRelease = idleRelease }
+        init(idleRelease: DispatchTimeInterval, releaser: IdleReleaser) {
+            self.idleRelease = idleRelease
+            self.releaser = releaser
+        }
     }
 
     let shared: Shared
@@ -214,12 +219,13 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// A sink as above that keeps the trail's lock for `idleRelease` after its last append
-    /// under group commit (tests prove the lock is kept with a long one).
+    /// under group commit (tests prove the lock is kept with a long one), released by
+    /// `releaser` (tests may give one of their own).
     init(
         path: String, durability: Durability, anchors: (any AuditAnchorStore)?, privacy: FilePrivacy,
-        anchorInterval: Int, idleRelease: DispatchTimeInterval
+        anchorInterval: Int, idleRelease: DispatchTimeInterval, releaser: IdleReleaser = .shared
     ) {
-        shared = Shared(idleRelease: idleRelease)
+        shared = Shared(idleRelease: idleRelease, releaser: releaser)
         self.path = path
         self.durability = durability
         self.anchors = anchors
@@ -490,10 +496,6 @@ public final class JSONLinesAuditSink: AuditSink {
     /// comes first: 1 ms (tests may set another).
     static let idleRelease = DispatchTimeInterval.milliseconds(1)
 
-    /// Where idle releases run: a serial queue of its own (an overcommitting one, so it gets a
-    /// thread even when every worker is blocked, say on this very lock held by another sink).
-    private static let releaser = DispatchQueue(label: "keygate.audit.release")
-
     /// Releases the trail's lock when this sink holds it.
     static func unlock(_ state: inout State) {
         if state.locked, state.trail >= 0 { flock(state.trail, LOCK_UN) }
@@ -501,32 +503,26 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Makes sure the lock kept between appends is released once the sink has been idle for
-    /// its idle release (``idleRelease`` unless a test set another), on ``releaser``, never the
-    /// flusher, which an append may wait for while it holds the state.
+    /// its idle release (``idleRelease`` unless a test set another), by its ``IdleReleaser``'s
+    /// thread, never the flusher, which an append may wait for while it holds the state.
     ///
     /// One release is scheduled at a time, not one per append: when it comes due and appends
     /// were made since it was scheduled (``Shared/appends``, read without the state's lock), it
-    /// schedules itself again for another idle period, and takes the lock only when none was.
+    /// is due again one idle period later, and the lock is taken only when none was.
     func scheduleRelease(_ state: inout State) {
         guard !state.releaseScheduled else { return }
         state.releaseScheduled = true
-        Self.release(shared, after: shared.appends.load(ordering: .relaxed))
+        shared.releaser.schedule(shared, appends: shared.appends.load(ordering: .relaxed))
     }
 
-    private static func release(_ shared: Shared, after appends: UInt64) {
-        releaser.asyncAfter(deadline: .now() + shared.idleRelease) {
-            // Still busy: look again later, without the lock the appends take.
-            let made = shared.appends.load(ordering: .relaxed)
-            guard made == appends else { return release(shared, after: made) }
-            shared.state.withLock { state in
-                let made = shared.appends.load(ordering: .relaxed)
-                if state.locked, made != appends {
-                    release(shared, after: made)  // an append came meanwhile
-                    return
-                }
-                unlock(&state)
-                state.releaseScheduled = false
-            }
+    /// Gives the trail's lock up unless an append came since the releaser saw `seen` appends.
+    /// - Returns: whether the release is done (false: the sink is busy, look again later).
+    static func releaseIfIdle(_ shared: Shared, seen: UInt64) -> Bool {
+        shared.state.withLock { state in
+            if state.locked, shared.appends.load(ordering: .relaxed) != seen { return false }
+            unlock(&state)
+            state.releaseScheduled = false
+            return true
         }
     }
 
@@ -881,9 +877,16 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
     func append(_ bytes: [UInt8], to descriptor: Int32, size: off_t) throws(KeygateError) {
+        try bytes.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) throws(KeygateError) in
+            try append(UnsafeRawBufferPointer(all), to: descriptor, size: size)
+        }
+    }
+
+    /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
+    func append(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, size: off_t) throws(KeygateError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
                 let error = failure("cannot write to \(path)")

@@ -7,10 +7,12 @@ import Glibc
 /// time, and a look at whether another open file description could take that lock now.
 enum GroupCommitTestSinks {
     /// A sink as the public initializer makes one, but keeping the lock for `idle`.
-    static func sink(_ path: String, records: Int, idle: DispatchTimeInterval) -> JSONLinesAuditSink {
+    static func sink(
+        _ path: String, records: Int, idle: DispatchTimeInterval, releaser: IdleReleaser = .shared
+    ) -> JSONLinesAuditSink {
         JSONLinesAuditSink(
             path: path, durability: .groupCommit(records: records), anchors: nil, privacy: .ownerOnly,
-            anchorInterval: JSONLinesAuditSink.defaultAnchorInterval, idleRelease: idle)
+            anchorInterval: JSONLinesAuditSink.defaultAnchorInterval, idleRelease: idle, releaser: releaser)
     }
 
     /// Whether another open file description of `path` can take the lock now.

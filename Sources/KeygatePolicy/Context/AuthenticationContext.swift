@@ -85,6 +85,18 @@ public final class AuthenticationContext: Sendable {
     /// A snapshot of the current state.
     public var state: AuthenticationState { storage.withLock { $0 } }
 
+    /// Whether the current state, with its interaction policy taken as `interaction`, is
+    /// `state`: compared under the lock, without copying the current state out.
+    public func holds(_ state: AuthenticationState, interaction: InteractionPolicy) -> Bool {
+        storage.withLock { current in
+            // Set in place and put back before the lock is released: no one sees it.
+            let own = current.interaction
+            current.interaction = interaction
+            defer { current.interaction = own }
+            return current == state
+        }
+    }
+
     /// Changes the state atomically.
     public func update<R>(_ body: (inout AuthenticationState) -> R) -> R {
         storage.withLock { body(&$0) }

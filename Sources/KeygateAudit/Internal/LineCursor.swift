@@ -1,0 +1,75 @@
+// A raw byte cursor for rendering one audit line (issue 10): each write is one capacity check
+// and a copy, where appending to an `Array` checks uniqueness and capacity, and may grow it,
+// at every piece of the line.
+
+/// Writes bytes one after another into memory it is lent (never owns, never keeps), checking
+/// each write against the room left. A write that does not fit writes nothing and marks the
+/// cursor ``overflowed``; every write after it is ignored, so the renderer runs to its end and
+/// the caller renders again into a larger buffer.
+struct LineCursor {
+    /// Where the next byte goes.
+    private let base: UnsafeMutablePointer<UInt8>
+    /// How many bytes may be written.
+    private let capacity: Int
+    /// How many bytes were written.
+    private(set) var count = 0
+    /// Whether a write did not fit (the bytes written are then incomplete).
+    private(set) var overflowed = false
+
+    /// A cursor writing from `base`, at most `capacity` bytes.
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// Writes `length` bytes from `source`.
+    @inline(__always)
+    mutating func write(_ source: UnsafePointer<UInt8>, count length: Int) {
+        guard capacity &- count >= length, !overflowed else {
+            overflowed = true
+            return
+        }
+        (base + count).update(from: source, count: length)
+        count &+= length
+    }
+
+    /// Writes the bytes of `bytes`.
+    @inline(__always)
+    mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let start = bytes.baseAddress else { return }
+        write(start, count: bytes.count)
+    }
+
+    /// Writes `text`'s UTF-8 bytes.
+    @inline(__always)
+    mutating func write(_ text: StaticString) {
+        write(text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    /// Writes one byte.
+    @inline(__always)
+    mutating func write(_ byte: UInt8) {
+        guard count < capacity, !overflowed else {
+            overflowed = true
+            return
+        }
+        base[count] = byte
+        count &+= 1
+    }
+
+    /// Writes `value`'s decimal digits (a minus sign first when negative).
+    mutating func writeDecimal(_ value: some BinaryInteger) {
+        if value < 0 { write(UInt8(ascii: "-")) }
+        var magnitude = UInt64(value.magnitude)
+        // Lowest digit first into a small stack buffer, then copied in order.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = 20
+            repeat {
+                index &-= 1
+                digits[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            write(digits.baseAddress! + index, count: 20 &- index)
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import KeygatePolicy
+import KeygateTesting
+import Testing
+
+/// Issue 10 point 1 (session 21): a read reuses its search's allow only while the context
+/// still holds the state it was decided on; ``AuthenticationContext/holds(_:interaction:)``
+/// answers that under the context's lock, without copying the state out, and leaves the
+/// context's own interaction policy as it was.
+@Suite struct ContextHoldsTests {
+    @Test func theStateDecidedOnIsHeldUntilItChanges() {
+        let clock = ManualClock()
+        let context = AuthenticationContext(state: AuthenticationState(interaction: .allow), clock: clock)
+        var decidedOn = context.state
+        decidedOn.interaction = .fail
+        #expect(context.holds(decidedOn, interaction: .fail))
+        #expect(context.interaction == .allow, "the context's own policy is put back")
+        #expect(!context.holds(decidedOn, interaction: .allow), "compared with the policy asked for")
+        context.recordProof(of: .passcode)
+        #expect(!context.holds(decidedOn, interaction: .fail), "a proof since changes the state")
+        var now = context.state
+        now.interaction = .fail
+        #expect(context.holds(now, interaction: .fail))
+        context.update { $0.device.isLocked = true }
+        #expect(!context.holds(now, interaction: .fail), "so does a device change")
+    }
+}
