@@ -12,8 +12,9 @@ import Synchronization
 /// it last wrote and the trail still ends where it left it (under group commit the paths are
 /// looked up and checked on the first append after each flush, and between flushes the sink
 /// keeps the lock, released at each flush, by ``flush()``, or once the sink has been idle for a
-/// millisecond, so an append between flushes is one `write` system call and another writer waits at most
-/// that long; after the lock was given up, an `lseek` of the open trail gives its length: a
+/// millisecond (1 to 2 ms after its last append: one thread looks once per idle period), so
+/// an append between flushes is one `write` system call and another writer waits at most about
+/// 2 ms; after the lock was given up, an `lseek` of the open trail gives its length: a
 /// trail replaced, removed or made public behind the sink's back is noticed within N records,
 /// the ones before that going to the file it had open). Only when another process appended meanwhile (or on first
 /// use) are the head file and the last line read again, and checked: records past the head
