@@ -201,6 +201,25 @@ public final class Keychain: Sendable {
         throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
     }
 
+    /// The gate's one round for an item the call's search already allowed on the context's
+    /// current state (`decision`, ``Candidates/reusable(_:in:)``): the record
+    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:allowed:)`` would write for it,
+    /// without evaluating again, without an `await`, and without copying the state out (its
+    /// proofs are listed under the context's lock).
+    /// - Throws: the audit failure when the record cannot be written (and auditing is required).
+    func gateAllowed(
+        _ decision: Decision, _ control: AccessControl, _ operation: Operation, item: ItemIdentity,
+        context: AuthenticationContext, ruleIDs: [String]
+    ) throws(KeygateError) {
+        readBiometry(for: control, context: context)
+        let now = context.clock.now()
+        var event = AuditEvent(
+            Self.auditKind(operation), item: item, accessControl: control, decision: decision,
+            factors: context.reading { AuditEvent.ProvedFactor.all(in: $0, at: now) })
+        event.ruleIDs = ruleIDs
+        try auditor.record(event)
+    }
+
     /// Runs the authenticator and audits the attempt (and a lockout, when one starts).
     func authenticate(
         _ requirement: Requirement, prompt: String, operation: Operation?, item: ItemIdentity?,

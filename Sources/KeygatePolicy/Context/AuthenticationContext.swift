@@ -97,6 +97,12 @@ public final class AuthenticationContext: Sendable {
         }
     }
 
+    /// Runs `body` on the current state under the lock, without copying the state out.
+    /// `body` must not use this context (its lock is held).
+    public func reading<R>(_ body: (AuthenticationState) -> R) -> R {
+        storage.withLock { body($0) }
+    }
+
     /// Changes the state atomically.
     public func update<R>(_ body: (inout AuthenticationState) -> R) -> R {
         storage.withLock { body(&$0) }
