@@ -1,5 +1,6 @@
 public import KeygatePolicy
 public import KeygateStore
+import Glibc
 
 /// The gated keychain: SecItem-style `add`, `copyMatching`, `update` and `delete` over a
 /// pluggable ``KeygateStore/ItemStore``, where every read of a value and every update is decided by the
@@ -82,11 +83,15 @@ public final class Keychain: Sendable {
     /// of the call involves it: ``readBiometry(for:requirements:context:)``).
     /// - Throws: `errSecParam` when the caller's context reads another clock.
     func context(_ given: AuthenticationContext?) throws(KeygateError) -> AuthenticationContext {
-        let context =
-            given
-            ?? AuthenticationContext(
-                state: AuthenticationState(interaction: defaultInteraction), clock: clock, ledger: attempts)
-        try context.bind(clock: clock, ledger: attempts)
+        let context: AuthenticationContext
+        if let given {
+            try given.bind(clock: clock, ledger: attempts)
+            context = given
+        } else {
+            // A new context is made bound: no clock of another keychain to compare.
+            context = AuthenticationContext(
+                state: AuthenticationState(interaction: defaultInteraction), boundTo: clock, ledger: attempts)
+        }
         if let device { context.refreshDeferringBiometry(from: device) }
         return context
     }
@@ -125,14 +130,19 @@ public final class Keychain: Sendable {
         return try entitledGroups(singleGroups[index], named: true)
     }
 
-    /// Whether two strings are the same UTF-8 bytes (compared in place, not byte by byte
-    /// through the generic sequence).
+    /// Whether two strings are the same UTF-8 bytes (compared in place by `memcmp`, not byte by
+    /// byte through the generic sequence; a small string, which has no contiguous storage to lend,
+    /// is compared from a copy of its bytes on the stack).
     static func sameBytes(_ first: String, _ second: String) -> Bool {
         guard first.utf8.count == second.utf8.count else { return false }
-        let compared = first.utf8.withContiguousStorageIfAvailable { one in
-            second.utf8.withContiguousStorageIfAvailable { other in one.elementsEqual(other) }
+        var first = first
+        var second = second
+        return first.withUTF8 { one in
+            second.withUTF8 { other in
+                one.count == other.count
+                    && (one.isEmpty || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0)
+            }
         }
-        return (compared ?? nil) ?? first.utf8.elementsEqual(second.utf8)
     }
 
     /// The effective interaction policy of a call: `skip` from the query, else `fail` if the

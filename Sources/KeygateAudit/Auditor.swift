@@ -180,8 +180,10 @@ public struct Auditor: Sendable {
         var event = event
         event.processID = processID
         event.userID = userID
-        event.executable = executable
-        event.caller = caller
+        // Set only when either side has one: nil over nil is no change, and the assignment
+        // would still destroy and copy each optional through its value witnesses.
+        if executable != nil || event.executable != nil { event.executable = executable }
+        if caller != nil || event.caller != nil { event.caller = caller }
         if let key = redactionKey { event = event.redacted(under: key) }
         return event
     }
