@@ -1,6 +1,6 @@
+import Glibc
 public import KeygatePolicy
 public import KeygateStore
-import Glibc
 
 /// The gated keychain: SecItem-style `add`, `copyMatching`, `update` and `delete` over a
 /// pluggable ``KeygateStore/ItemStore``, where every read of a value and every update is decided by the
@@ -168,24 +168,21 @@ public final class Keychain: Sendable {
     /// every authentication attempt is audited first: when the record cannot be written (and
     /// auditing is required) the call fails instead.
     ///
-    /// `allowed` is this item's decision from the call's search (``candidates(_:context:)``)
-    /// when that was an allow made on the context's current state: it is used instead of
-    /// evaluating the item again (an allow does not depend on the interaction policy). The
-    /// prompt is made only when someone is asked.
+    /// A read whose search already allowed the item on the context's current state does not
+    /// come here: ``gateAllowed(_:_:_:item:context:ruleIDs:)`` records that allow (an allow does
+    /// not depend on the interaction policy). The prompt is made only when someone is asked.
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
         interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
-        ruleIDs: [String] = [], allowed: Decision? = nil
+        ruleIDs: [String] = []
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
-        var known = allowed.flatMap { $0.isAllowed ? $0 : nil }
         readBiometry(for: control, context: context)
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
             let now = context.clock.now()
-            let decision = known ?? evaluator.evaluate(control, operation: operation, state: state, now: now)
-            known = nil
+            let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
             var event = AuditEvent(
                 kind, item: item, accessControl: control, decision: decision,
                 factors: AuditEvent.ProvedFactor.all(in: state, at: now))
@@ -213,7 +210,7 @@ public final class Keychain: Sendable {
 
     /// The gate's one round for an item the call's search already allowed on the context's
     /// current state (`decision`, ``Candidates/reusable(_:in:)``): the record
-    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:allowed:)`` would write for it,
+    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:)`` would write for it,
     /// without evaluating again, without an `await`, and without copying the state out (its
     /// proofs are listed under the context's lock).
     /// - Throws: the audit failure when the record cannot be written (and auditing is required).

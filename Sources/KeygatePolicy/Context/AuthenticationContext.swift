@@ -77,7 +77,9 @@ public final class AuthenticationContext: Sendable {
     }
 
     /// Copies `ledger`'s lockouts at `now` into `state`, where they end later than its own.
-    private static func copyLockouts(from ledger: any AttemptLedger, at now: Timestamp, into state: inout AuthenticationState) {
+    private static func copyLockouts(
+        from ledger: any AttemptLedger, at now: Timestamp, into state: inout AuthenticationState
+    ) {
         for factor in [Factor.passcode, .biometry] {
             guard let until = ledger.lockout(of: factor, at: now) else { continue }
             if (state.attempts[factor].lockedUntil ?? now) < until {
