@@ -146,26 +146,38 @@ extension Keychain {
             // Made only when someone is asked (a plain read asks no one).
             func prompt() -> String { query.operationPrompt ?? "Read \(fields.identity.service)" }
             let ruleIDs = try refuseEarly(.read, fields)
-            switch try await gate(
-                fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
-                prompt: prompt(), ruleIDs: ruleIDs, allowed: found.reusable(sweep, in: context))
-            {
-            case .skipped, .invalidated:
-                continue
-            case .allowed:
-                guard try await review(.read, fields, context: context, interaction: interaction, prompt: prompt())
+            if let allowed = found.reusable(sweep, in: context) {
+                // The search's allow stands: recorded as the gate would, with no await.
+                try gateAllowed(
+                    allowed, fields.accessControl, .read, item: fields.identity, context: context, ruleIDs: ruleIDs)
+            } else {
+                switch try await gate(
+                    fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
+                    prompt: prompt(), ruleIDs: ruleIDs)
+                {
+                case .skipped, .invalidated: continue
+                case .allowed: break
+                }
+            }
+            // No rule object (the usual case): nothing to review, nothing to await.
+            switch organisationPolicy.review(PolicyAction.read, item: fields) {
+            case .proceed: break
+            case let verdict:
+                guard
+                    try await review(
+                        verdict, .read, fields, context: context, interaction: interaction, prompt: prompt())
                 else {
                     continue
                 }
-                let data: SecretData
-                do {
-                    data = try store.open(record)
-                } catch {
-                    auditFailure(.read, fields.identity, fields.accessControl, error)
-                    throw error
-                }
-                results.append(MatchedItem(attributes: attributes, data: data))
             }
+            let data: SecretData
+            do {
+                data = try store.open(record)
+            } catch {
+                auditFailure(.read, fields.identity, fields.accessControl, error)
+                throw error
+            }
+            results.append(MatchedItem(attributes: attributes, data: data))
         }
         guard !results.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }
         return results

@@ -13,7 +13,19 @@ extension Keychain {
         _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
         prompt: @autoclosure () -> String
     ) async throws(KeygateError) -> Bool {
-        switch organisationPolicy.review(action, item: fields) {
+        try await review(
+            organisationPolicy.review(action, item: fields), action, fields, context: context, interaction: interaction,
+            prompt: prompt())
+    }
+
+    /// Applies the organisation policy's `verdict` on one item, as ``review(_:_:context:interaction:prompt:)``
+    /// does: a caller that found the verdict to be `proceed` need not call (or await) this at all.
+    /// - Returns: false when a prompt is needed and the call says `skip` (leave the item out).
+    func review(
+        _ verdict: OrganisationVerdict, _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext,
+        interaction: InteractionPolicy, prompt: @autoclosure () -> String
+    ) async throws(KeygateError) -> Bool {
+        switch verdict {
         case .proceed:
             return true
         case .deny(let rule, let reason):

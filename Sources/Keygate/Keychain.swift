@@ -1,3 +1,4 @@
+import Glibc
 public import KeygatePolicy
 public import KeygateStore
 
@@ -82,11 +83,15 @@ public final class Keychain: Sendable {
     /// of the call involves it: ``readBiometry(for:requirements:context:)``).
     /// - Throws: `errSecParam` when the caller's context reads another clock.
     func context(_ given: AuthenticationContext?) throws(KeygateError) -> AuthenticationContext {
-        let context =
-            given
-            ?? AuthenticationContext(
-                state: AuthenticationState(interaction: defaultInteraction), clock: clock, ledger: attempts)
-        try context.bind(clock: clock, ledger: attempts)
+        let context: AuthenticationContext
+        if let given {
+            try given.bind(clock: clock, ledger: attempts)
+            context = given
+        } else {
+            // A new context is made bound: no clock of another keychain to compare.
+            context = AuthenticationContext(
+                state: AuthenticationState(interaction: defaultInteraction), boundTo: clock, ledger: attempts)
+        }
         if let device { context.refreshDeferringBiometry(from: device) }
         return context
     }
@@ -125,14 +130,19 @@ public final class Keychain: Sendable {
         return try entitledGroups(singleGroups[index], named: true)
     }
 
-    /// Whether two strings are the same UTF-8 bytes (compared in place, not byte by byte
-    /// through the generic sequence).
+    /// Whether two strings are the same UTF-8 bytes (compared in place by `memcmp`, not byte by
+    /// byte through the generic sequence; a small string, which has no contiguous storage to lend,
+    /// is compared from a copy of its bytes on the stack).
     static func sameBytes(_ first: String, _ second: String) -> Bool {
         guard first.utf8.count == second.utf8.count else { return false }
-        let compared = first.utf8.withContiguousStorageIfAvailable { one in
-            second.utf8.withContiguousStorageIfAvailable { other in one.elementsEqual(other) }
+        var first = first
+        var second = second
+        return first.withUTF8 { one in
+            second.withUTF8 { other in
+                one.count == other.count
+                    && (one.isEmpty || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0)
+            }
         }
-        return (compared ?? nil) ?? first.utf8.elementsEqual(second.utf8)
     }
 
     /// The effective interaction policy of a call: `skip` from the query, else `fail` if the
@@ -158,24 +168,21 @@ public final class Keychain: Sendable {
     /// every authentication attempt is audited first: when the record cannot be written (and
     /// auditing is required) the call fails instead.
     ///
-    /// `allowed` is this item's decision from the call's search (``candidates(_:context:)``)
-    /// when that was an allow made on the context's current state: it is used instead of
-    /// evaluating the item again (an allow does not depend on the interaction policy). The
-    /// prompt is made only when someone is asked.
+    /// A read whose search already allowed the item on the context's current state does not
+    /// come here: ``gateAllowed(_:_:_:item:context:ruleIDs:)`` records that allow (an allow does
+    /// not depend on the interaction policy). The prompt is made only when someone is asked.
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
         interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
-        ruleIDs: [String] = [], allowed: Decision? = nil
+        ruleIDs: [String] = []
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? Self.auditKind(operation)
-        var known = allowed.flatMap { $0.isAllowed ? $0 : nil }
         readBiometry(for: control, context: context)
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
             let now = context.clock.now()
-            let decision = known ?? evaluator.evaluate(control, operation: operation, state: state, now: now)
-            known = nil
+            let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
             var event = AuditEvent(
                 kind, item: item, accessControl: control, decision: decision,
                 factors: AuditEvent.ProvedFactor.all(in: state, at: now))
@@ -199,6 +206,25 @@ public final class Keychain: Sendable {
             }
         }
         throw KeygateError(.authFailed, "\(operation) of \(item): too many authentication rounds")
+    }
+
+    /// The gate's one round for an item the call's search already allowed on the context's
+    /// current state (`decision`, ``Candidates/reusable(_:in:)``): the record
+    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:)`` would write for it,
+    /// without evaluating again, without an `await`, and without copying the state out (its
+    /// proofs are listed under the context's lock).
+    /// - Throws: the audit failure when the record cannot be written (and auditing is required).
+    func gateAllowed(
+        _ decision: Decision, _ control: AccessControl, _ operation: Operation, item: ItemIdentity,
+        context: AuthenticationContext, ruleIDs: [String]
+    ) throws(KeygateError) {
+        readBiometry(for: control, context: context)
+        let now = context.clock.now()
+        var event = AuditEvent(
+            Self.auditKind(operation), item: item, accessControl: control, decision: decision,
+            factors: context.reading { AuditEvent.ProvedFactor.all(in: $0, at: now) })
+        event.ruleIDs = ruleIDs
+        try auditor.record(event)
     }
 
     /// Runs the authenticator and audits the attempt (and a lockout, when one starts).

@@ -68,9 +68,10 @@ public struct Auditor: Sendable {
     /// the call ends, or until an event of another kind (an authentication attempt, say) must
     /// be written first: the decisions of one call go into one record.
     /// - Throws: `errSecIO` naming the problem when the record cannot be written and auditing is required.
-    public func record(_ event: AuditEvent) throws(KeygateError) {
+    public func record(_ event: consuming AuditEvent) throws(KeygateError) {
         // Auditing off: nothing to seal, render or hash.
         if discards { return }
+        // Taken from the caller, not copied.
         let event = prepared(event)
         if let call = AuditCall.current, call.owner == identity {
             if Self.isCollected(event.kind) {
@@ -179,8 +180,10 @@ public struct Auditor: Sendable {
         var event = event
         event.processID = processID
         event.userID = userID
-        event.executable = executable
-        event.caller = caller
+        // Set only when either side has one: nil over nil is no change, and the assignment
+        // would still destroy and copy each optional through its value witnesses.
+        if executable != nil || event.executable != nil { event.executable = executable }
+        if caller != nil || event.caller != nil { event.caller = caller }
         if let key = redactionKey { event = event.redacted(under: key) }
         return event
     }

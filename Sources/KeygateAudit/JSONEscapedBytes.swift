@@ -41,13 +41,20 @@ enum JSONEscaping {
         }
     }
 
-    /// Writes the UTF-8 `text` with JSON's escapes: runs that need none are copied whole.
+    /// Writes the UTF-8 `text` with JSON's escapes: runs that need none are copied whole, and
+    /// found eight bytes at a time.
     private static func escaped(
         _ text: UnsafeBufferPointer<UInt8>, asciiOnly: Bool, to output: inout some JSONEscapedOutput
     ) {
         var start = 0
         var index = 0
         while index < text.count {
+            if index + 8 <= text.count, let base = text.baseAddress,
+                !needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self), asciiOnly: asciiOnly)
+            {
+                index += 8
+                continue
+            }
             let byte = text[index]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C && (byte < 0x80 || !asciiOnly) {
                 index += 1
@@ -70,6 +77,22 @@ enum JSONEscaping {
             start = index
         }
         output.writeRun(UnsafeBufferPointer(rebasing: text[start..<index]))
+    }
+
+    /// Whether any of the eight bytes in `word` needs an escape: one below 0x20, a `"`, a `\`,
+    /// or (with `asciiOnly`) one of 0x80 or more. Each test is the classic "has a byte less
+    /// than n" bit trick, exact as a yes or no (it may not tell which byte).
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64, asciiOnly: Bool) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        let quotes = (quote &- ones) & ~quote
+        let backslashes = (backslash &- ones) & ~backslash
+        let nonASCII = asciiOnly ? word : 0
+        return (control | quotes | backslashes | nonASCII) & highs != 0
     }
 
     /// Writes the non-ASCII scalar whose UTF-8 sequence starts at `index` of `text` as `\u`

@@ -51,16 +51,22 @@ package enum AuditCrypto {
 
     /// Lowercase hexadecimal of `bytes`.
     package static func hexString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            digits.withUTF8Buffer { digits in
-                for (index, byte) in bytes.enumerated() {
-                    out[2 * index] = digits[Int(byte >> 4)]
-                    out[2 * index + 1] = digits[Int(byte & 0xf)]
-                }
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            // Each digit computed (no table lookup, no bounds check per digit); the buffer
+            // holds exactly two digits per byte.
+            guard let base = out.baseAddress else { return 0 }
+            for (index, byte) in bytes.enumerated() {
+                base[2 * index] = hexDigit(byte >> 4)
+                base[2 * index + 1] = hexDigit(byte & 0xf)
             }
             return bytes.count * 2
         }
+    }
+
+    /// The lowercase hexadecimal digit of `value` (0…15).
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") &+ value : UInt8(ascii: "a") &+ (value &- 10)
     }
 
     /// The SHA-256 of `bytes`, as 64 lowercase hexadecimal digits.

@@ -64,12 +64,26 @@ public final class AuthenticationContext: Sendable {
                 .param, "the authentication context reads a different clock than the keychain it is used with")
         }
         let now = clock.now()
-        update { state in
-            for factor in [Factor.passcode, .biometry] {
-                guard let until = ledger.lockout(of: factor, at: now) else { continue }
-                if (state.attempts[factor].lockedUntil ?? now) < until {
-                    state.attempts[factor].lockedUntil = until
-                }
+        update { Self.copyLockouts(from: ledger, at: now, into: &$0) }
+    }
+
+    /// A new context from `state`, already bound to `clock` and `ledger`: what
+    /// ``bind(clock:ledger:)`` makes of a context made with that clock (the ledger's current
+    /// lockouts copied into the state), without comparing a clock that cannot differ.
+    package convenience init(state: AuthenticationState, boundTo clock: any KeygateClock, ledger: any AttemptLedger) {
+        var state = state
+        Self.copyLockouts(from: ledger, at: clock.now(), into: &state)
+        self.init(state: state, clock: clock, ledger: ledger)
+    }
+
+    /// Copies `ledger`'s lockouts at `now` into `state`, where they end later than its own.
+    private static func copyLockouts(
+        from ledger: any AttemptLedger, at now: Timestamp, into state: inout AuthenticationState
+    ) {
+        for factor in [Factor.passcode, .biometry] {
+            guard let until = ledger.lockout(of: factor, at: now) else { continue }
+            if (state.attempts[factor].lockedUntil ?? now) < until {
+                state.attempts[factor].lockedUntil = until
             }
         }
     }
@@ -95,6 +109,12 @@ public final class AuthenticationContext: Sendable {
             defer { current.interaction = own }
             return current == state
         }
+    }
+
+    /// Runs `body` on the current state under the lock, without copying the state out.
+    /// `body` must not use this context (its lock is held).
+    public func reading<R>(_ body: (AuthenticationState) -> R) -> R {
+        storage.withLock { body($0) }
     }
 
     /// Changes the state atomically.
