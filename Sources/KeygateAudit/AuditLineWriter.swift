@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// The line is written through a raw cursor (``LineCursor``) into a buffer the writer keeps
 /// (its elements are storage: the line is its first ``length`` bytes, a newline after them),
-/// rendered again into a larger one in the rare case it does not fit; a sink that keeps the
+/// rendered again, once, into one as large as the first pass measured in the rare case it does
+/// not fit; a sink that keeps the
 /// buffer (``init(reusing:)``, ``take()``) renders line after line with no allocation.
 struct AuditLineWriter {
     /// The buffer the line is rendered into; only its first ``length`` + 1 bytes are the line
@@ -59,19 +60,21 @@ struct AuditLineWriter {
     /// and a newline after it, into a larger buffer when it does not fit.
     mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
         while true {
-            let rendered = storage.withUnsafeMutableBufferPointer { buffer -> Int? in
+            let (rendered, needed) = storage.withUnsafeMutableBufferPointer { buffer -> (Int?, Int) in
                 // One byte kept for the newline.
                 var cursor = LineCursor(base: buffer.baseAddress!, capacity: buffer.count - 1)
                 cursor.record(sequence: sequence, time: time, previousHash: previousHash, event: event)
-                guard !cursor.overflowed else { return nil }
+                guard !cursor.overflowed else { return (nil, cursor.needed) }
                 buffer[cursor.count] = 10
-                return cursor.count
+                return (cursor.count, cursor.needed)
             }
             if let rendered {
                 length = rendered
                 return
             }
-            storage = [UInt8](repeating: 0, count: storage.count * 4)
+            // The pass that did not fit measured the whole line: one more pass renders it (a
+            // `list` of 10,000 items names them all in one record, about a megabyte).
+            storage = [UInt8](repeating: 0, count: max(storage.count * 2, needed + 1))
         }
     }
 

@@ -73,6 +73,32 @@ import Testing
         }
     }
 
+    /// A pass that overflows still measures the whole line (`needed`), so a line of any length
+    /// takes at most one more pass, into a buffer of exactly that room.
+    @Test func aPassThatDoesNotFitMeasuresTheWholeLine() throws {
+        let event = Self.longEvent(scale: 40)
+        var head = AuditHead(genesis: String(repeating: "0", count: 64))
+        let line = Array(head.seal(event, at: Timestamp(seconds: 5)).line.utf8)
+        #expect(line.count > 100_000)
+        let measured = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            var cursor = LineCursor(base: buffer.baseAddress!, capacity: 256)
+            cursor.record(
+                sequence: 1, time: Timestamp(seconds: 5), previousHash: String(repeating: "0", count: 64),
+                event: event)
+            #expect(cursor.overflowed && cursor.count <= 256)
+            return cursor.needed
+        }
+        #expect(measured == line.count)
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: measured) { buffer in
+            var cursor = LineCursor(base: buffer.baseAddress!, capacity: measured)
+            cursor.record(
+                sequence: 1, time: Timestamp(seconds: 5), previousHash: String(repeating: "0", count: 64),
+                event: event)
+            try #require(!cursor.overflowed && cursor.count == measured)
+            #expect(Array(buffer[..<measured]) == line)
+        }
+    }
+
     @Test(arguments: [Int64.min, -1, 0, 7, 10, 1_000_000_007, Int64.max])
     func decimalsAreTheirDescription(value: Int64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in

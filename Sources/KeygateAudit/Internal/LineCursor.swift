@@ -5,7 +5,8 @@
 /// Writes bytes one after another into memory it is lent (never owns, never keeps), checking
 /// each write against the room left. A write that does not fit writes nothing and marks the
 /// cursor ``overflowed``; every write after it is ignored, so the renderer runs to its end and
-/// the caller renders again into a larger buffer.
+/// the caller renders again into a buffer of the length it then knows (``needed``): one more
+/// pass, however long the line.
 struct LineCursor {
     /// Where the next byte goes.
     private let base: UnsafeMutablePointer<UInt8>
@@ -15,6 +16,8 @@ struct LineCursor {
     private(set) var count = 0
     /// Whether a write did not fit (the bytes written are then incomplete).
     private(set) var overflowed = false
+    /// How many bytes every write so far asked for, written or not: the room the whole line needs.
+    private(set) var needed = 0
 
     /// A cursor writing from `base`, at most `capacity` bytes.
     init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
@@ -25,6 +28,7 @@ struct LineCursor {
     /// Writes `length` bytes from `source`.
     @inline(__always)
     mutating func write(_ source: UnsafePointer<UInt8>, count length: Int) {
+        needed &+= length
         guard capacity &- count >= length, !overflowed else {
             overflowed = true
             return
@@ -49,6 +53,7 @@ struct LineCursor {
     /// Writes one byte.
     @inline(__always)
     mutating func write(_ byte: UInt8) {
+        needed &+= 1
         guard count < capacity, !overflowed else {
             overflowed = true
             return
