@@ -57,9 +57,10 @@ public struct Auditor: Sendable {
         self.executable = executable
         self.clock = clock
         self.caller = caller
-        fileSink =
-            type(of: sink) == JSONLinesAuditSink.self
-            ? unsafeDowncast(sink as AnyObject, to: JSONLinesAuditSink.self) : nil
+        // A cast from the existential to the class itself, tried only when the type is that class:
+        // `sink as AnyObject` would box it for Objective-C bridging, whose first use looks
+        // Foundation's `__SwiftValue` up by name (0.9 M instructions of every `keygate` process).
+        fileSink = type(of: sink) == JSONLinesAuditSink.self ? sink as? JSONLinesAuditSink : nil
     }
 
     /// Records `event`.
