@@ -8,8 +8,8 @@ import Synchronization
 /// The line is written through a raw cursor (``LineCursor``) into a buffer the writer keeps
 /// (its elements are storage: the line is its first ``length`` bytes, a newline after them),
 /// rendered again, once, into one as large as the first pass measured in the rare case it does
-/// not fit; a sink that keeps the
-/// buffer (``init(reusing:)``, ``take()``) renders line after line with no allocation.
+/// not fit; a sink that keeps the buffer (``init(reusing:)``, ``take()``) renders line after
+/// line with no allocation.
 struct AuditLineWriter {
     /// The buffer the line is rendered into; only its first ``length`` + 1 bytes are the line
     /// and its newline.

@@ -29,9 +29,9 @@ public struct Auditor: Sendable {
     public let clock: any KeygateClock
     /// Tells this auditor (and its copies) from others, for ``collecting(_:)``.
     private let token = AuditCall.Token()
-    /// The sink, when it is the file sink (found once, by its type: no cast per record), the
-    /// only one that may hold a call's records.
-    private let fileSink: JSONLinesAuditSink?
+    /// Whether the sink is a file sink that may hold a call's records
+    /// (``JSONLinesAuditSink/mayHoldRecords``), found once, by its type: no cast per record.
+    private let sinkMayHoldRecords: Bool
 
     /// An auditor.
     /// - Parameters:
@@ -60,7 +60,8 @@ public struct Auditor: Sendable {
         // A cast from the existential to the class itself, tried only when the type is that class:
         // `sink as AnyObject` would box it for Objective-C bridging, whose first use looks
         // Foundation's `__SwiftValue` up by name (0.9 M instructions of every `keygate` process).
-        fileSink = type(of: sink) == JSONLinesAuditSink.self ? sink as? JSONLinesAuditSink : nil
+        let fileSink = type(of: sink) == JSONLinesAuditSink.self ? sink as? JSONLinesAuditSink : nil
+        sinkMayHoldRecords = fileSink?.mayHoldRecords ?? false
     }
 
     /// Records `event`.
@@ -193,8 +194,7 @@ public struct Auditor: Sendable {
     /// (``JSONLinesAuditSink/mayHoldRecords``); nil otherwise, so no task-local value is set
     /// around a write to a sink that never reads it.
     private func holdingCall(_ call: AuditCall?) -> AuditCall? {
-        guard let call, let fileSink, fileSink.mayHoldRecords else { return nil }
-        return call
+        sinkMayHoldRecords ? call : nil
     }
 
     /// Seals and stores `events` together, enforcing the failure policy; inside `call`, a sink

@@ -7,22 +7,46 @@ extension Array where Element == UInt8 {
     package mutating func appendJSONEscaped(_ text: String, asciiOnly: Bool = false) {
         JSONEscaping.write(text, asciiOnly: asciiOnly, to: &self)
     }
+
+    /// Appends `value` in decimal ASCII digits (a leading `-` when negative), with no `String`
+    /// made for it: what the audit trail's lines and `keygate list`'s lines both lay out.
+    package mutating func appendDecimal(_ value: some BinaryInteger) { writeDecimal(value) }
 }
 
-/// Where ``JSONEscaping`` writes: a byte array, or an audit line's raw cursor.
-protocol JSONEscapedOutput {
+/// Where a JSON line's escaped strings (``JSONEscaping``) and numbers (``writeDecimal(_:)``)
+/// go: a byte array, or an audit line's raw cursor.
+protocol JSONLineOutput {
     /// Writes `bytes` as they are.
     mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>)
     /// Writes one byte.
     mutating func writeByte(_ byte: UInt8)
 }
 
-extension Array: JSONEscapedOutput where Element == UInt8 {
+extension JSONLineOutput {
+    /// Writes `value`'s decimal digits (a minus sign first when negative): lowest digit first
+    /// into a small stack buffer (a division by the constant 10 is a multiplication), then
+    /// written in order.
+    mutating func writeDecimal(_ value: some BinaryInteger) {
+        if value < 0 { writeByte(UInt8(ascii: "-")) }
+        var magnitude = UInt64(value.magnitude)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = 20
+            repeat {
+                index &-= 1
+                digits[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            writeRun(UnsafeBufferPointer(rebasing: digits[index...]))
+        }
+    }
+}
+
+extension Array: JSONLineOutput where Element == UInt8 {
     mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
     mutating func writeByte(_ byte: UInt8) { append(byte) }
 }
 
-extension LineCursor: JSONEscapedOutput {
+extension LineCursor: JSONLineOutput {
     @inline(__always) mutating func writeRun(_ bytes: UnsafeBufferPointer<UInt8>) { write(bytes) }
     @inline(__always) mutating func writeByte(_ byte: UInt8) { write(byte) }
 }
@@ -32,7 +56,7 @@ enum JSONEscaping {
     /// Writes `text` to `output` with JSON's escapes, without quotes (see
     /// `Array.appendJSONEscaped(_:asciiOnly:)`).
     @inline(__always)
-    static func write(_ text: String, asciiOnly: Bool, to output: inout some JSONEscapedOutput) {
+    static func write(_ text: String, asciiOnly: Bool, to output: inout some JSONLineOutput) {
         let contiguous: Void? = text.utf8.withContiguousStorageIfAvailable {
             escaped($0, asciiOnly: asciiOnly, to: &output)
         }
@@ -44,7 +68,7 @@ enum JSONEscaping {
     /// Writes the UTF-8 `text` with JSON's escapes: runs that need none are copied whole, and
     /// found eight bytes at a time.
     private static func escaped(
-        _ text: UnsafeBufferPointer<UInt8>, asciiOnly: Bool, to output: inout some JSONEscapedOutput
+        _ text: UnsafeBufferPointer<UInt8>, asciiOnly: Bool, to output: inout some JSONLineOutput
     ) {
         var start = 0
         var index = 0
@@ -99,7 +123,7 @@ enum JSONEscaping {
     /// escapes of its UTF-16 units; returns the index after the sequence. (A `String`'s bytes
     /// are valid UTF-8.)
     private static func escapeScalar(
-        in text: UnsafeBufferPointer<UInt8>, at index: Int, to output: inout some JSONEscapedOutput
+        in text: UnsafeBufferPointer<UInt8>, at index: Int, to output: inout some JSONLineOutput
     ) -> Int {
         let lead = text[index]
         let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
@@ -118,7 +142,7 @@ enum JSONEscaping {
     }
 
     /// Writes `\u` and `unit` as four lowercase hex digits.
-    private static func unicodeEscape(_ unit: UInt16, to output: inout some JSONEscapedOutput) {
+    private static func unicodeEscape(_ unit: UInt16, to output: inout some JSONLineOutput) {
         let digits: StaticString = "0123456789abcdef"
         escape(UInt8(ascii: "u"), to: &output)
         digits.withUTF8Buffer { hex in
@@ -129,7 +153,7 @@ enum JSONEscaping {
     }
 
     /// Writes a backslash and `letter`.
-    private static func escape(_ letter: UInt8, to output: inout some JSONEscapedOutput) {
+    private static func escape(_ letter: UInt8, to output: inout some JSONLineOutput) {
         output.writeByte(0x5C)
         output.writeByte(letter)
     }

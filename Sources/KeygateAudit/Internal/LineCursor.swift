@@ -61,20 +61,4 @@ struct LineCursor {
         base[count] = byte
         count &+= 1
     }
-
-    /// Writes `value`'s decimal digits (a minus sign first when negative).
-    mutating func writeDecimal(_ value: some BinaryInteger) {
-        if value < 0 { write(UInt8(ascii: "-")) }
-        var magnitude = UInt64(value.magnitude)
-        // Lowest digit first into a small stack buffer, then copied in order.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var index = 20
-            repeat {
-                index &-= 1
-                digits[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            write(digits.baseAddress! + index, count: 20 &- index)
-        }
-    }
 }

@@ -1,4 +1,4 @@
-import KeygatePolicy
+import KeygateAudit
 import Testing
 
 /// The digits the JSON line writers lay out are `String(value)`'s, at every width and sign,
