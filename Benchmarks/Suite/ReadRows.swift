@@ -60,6 +60,8 @@ func readRows(_ table: Table, scale: Scale) async throws {
                 }
             }
             let cRead: (Int) async throws -> Void = { baseline.read(spread($0, over: count), large: large) }
+            // Reads per batch: slowReads × the factor. Group commit's batch spans ~19 flushes (of
+            // 64 records), so where the background flushes fall in it no longer moves its mean.
             let modes: [(String, any AuditSink, Int, String)] = [
                 (
                     "durable file trail (default)",
@@ -68,7 +70,7 @@ func readRows(_ table: Table, scale: Scale) async throws {
                 (
                     "group commit (64 records)",
                     JSONLinesAuditSink(path: trails + "/group-\(size).jsonl", durability: .groupCommit(records: 64)),
-                    4, "≤ 3× C"
+                    20, "≤ 3× C"
                 ),
                 ("in-memory sink", InMemoryAuditSink(), 20, ""),
                 ("no-op sink", NoopAuditSink(), 20, ""),

@@ -49,7 +49,6 @@ extension JSONLinesAuditSink {
         state.head = head
         state.written = AuditTrailFileState(descriptor: state.trail)
         call.hold(self)
-        flushHeldInBackground(through: head, state: &state)
     }
 
     /// Where held records' early flushes run, one at a time.
@@ -59,7 +58,7 @@ extension JSONLinesAuditSink {
     static func waitForHeldFlushes() { heldFlusher.sync {} }
 
     /// Once `head` is half ``heldLimit`` past the last record known durable, and no early flush
-    /// is in flight, `fsync`s the trail on ``heldFlusher``, off the caller: once that succeeds
+    /// is in flight, flushes the trail on ``heldFlusher``, off the caller: once that succeeds
     /// the records through `head` are durable (their slots in the store may be reused, and the
     /// store is offered their release), so an append reaching the bound seldom flushes itself.
     /// A flush that fails, or finishes after the trail was replaced, changes nothing (the
@@ -71,6 +70,7 @@ extension JSONLinesAuditSink {
         let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else { return }
         state.heldFlushing = true
+        state.earlyFlushes += 1
         let shared = shared
         let path = path
         let anchors = anchors
@@ -137,7 +137,12 @@ extension JSONLinesAuditSink {
                 // is left where it is: the store's last held record stands for it (a loader
                 // takes the trail's tip over without a recover record, verify calls the trail
                 // intact), and it is written at the next flush of the trail or ``flush()``.
+                // Only here is an early flush worth starting: a call whose records no
+                // transaction committed was just flushed above, so one started when it held
+                // them would only have flushed the same records twice (and, in a short-lived
+                // process such as `keygate get`, started a thread to do it).
                 state.anchor = state.head
+                flushHeldInBackground(through: state.head, state: &state)
                 state.pending = 0
                 return
             }

@@ -32,13 +32,13 @@ import Synchronization
 /// back with a consistent head is refused when the cut goes below the anchor, so the records
 /// past it (fewer than ``anchorInterval`` since the last save) are guarded by the head alone.
 ///
-/// Each append writes its lines with one `write`, then (as the durability says) one `fsync`
-/// of the trail, then the new head in place (one `pwrite` of a fixed-width line): after every
-/// append under ``Durability/eachRecord``, at each flush under group commit. Between
-/// group-commit flushes the head stays in memory; a group-commit writer that finds the trail
-/// longer than it left it reads back from the end as far as the head's record and takes the
-/// tip from the records after it when they chain from it, without a ``AuditEvent/Kind/recover``
-/// record (anything else is checked and recovered as above).
+/// Each append writes its lines with one `write`, then (as the durability says) one `fdatasync`
+/// of the trail (its data and length, not its times), then the new head in place (one `pwrite`
+/// of a fixed-width line): after every append under ``Durability/eachRecord``, at each flush
+/// under group commit. Between group-commit flushes the head stays in memory; a group-commit
+/// writer that finds the trail longer than it left it reads back from the end as far as the
+/// head's record and takes the tip from the records after it when they chain from it, without
+/// a ``AuditEvent/Kind/recover`` record (anything else is checked and recovered as above).
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default): an acknowledged record survives `kill -9` and
@@ -138,6 +138,8 @@ public final class JSONLinesAuditSink: AuditSink {
         var releaseOffered: UInt64 = 0
         /// Whether an early flush of held records is in flight (``JSONLinesAuditSink/heldLimit``).
         var heldFlushing = false
+        /// How many early flushes of held records this sink has started (tests).
+        var earlyFlushes = 0
         /// Whether a facade call's records were held since the last ``JSONLinesAuditSink/settle()``.
         var unsettled = false
         /// The buffer a group-commit append between flushes renders its line into, kept (with
@@ -382,7 +384,7 @@ public final class JSONLinesAuditSink: AuditSink {
                 state.headUnwritten = false
             }
             if let anchors, loaded?.anchor != head {
-                guard fsync(state.trail) == 0 else { throw failure("cannot flush \(path)") }
+                guard Self.sync(state.trail, path: path) else { throw failure("cannot flush \(path)") }
                 try anchors.saveAuditAnchor(head, for: path)
                 state.anchor = head
             }
@@ -527,13 +529,15 @@ public final class JSONLinesAuditSink: AuditSink {
         }
     }
 
-    /// `fsync`s the trail open at `descriptor` (false on failure, or a test fault).
+    /// Makes the trail open at `descriptor` durable (false on failure, or a test fault):
+    /// `fdatasync`, which writes the data and the metadata needed to read it back (the
+    /// length an append changed), not the times, which no reader of the trail depends on.
     static func sync(_ descriptor: Int32, path: String) -> Bool {
         if failingFlushes.withLock({ !$0.isEmpty && $0.contains(path) }) {
             errno = EIO
             return false
         }
-        return fsync(descriptor) == 0
+        return fdatasync(descriptor) == 0
     }
 
     /// Trails whose flushes fail (`EIO`), to prove what a failed group-commit flush leaves.
@@ -739,7 +743,7 @@ public final class JSONLinesAuditSink: AuditSink {
         state.headFileID = FileID(headInfo)
         if isNew {
             try writeHead(head, state: &state)
-            guard fsync(state.headFile) == 0 else { throw failure("cannot flush \(headPath)") }
+            guard fdatasync(state.headFile) == 0 else { throw failure("cannot flush \(headPath)") }
             Self.syncDirectory(of: path)
         }
         state.head = head

@@ -17,15 +17,19 @@ import Testing
     /// in that store, as one `keygate` process runs it (a store and sink of its own).
     struct Process {
         let store: SQLiteItemStore
+        let sink: JSONLinesAuditSink
         let keychain: Keychain
 
         init(_ directory: String) throws {
             store = try SQLiteItemStore(path: directory + "/items.db")
+            sink = JSONLinesAuditSink(path: directory + "/audit.jsonl", anchors: store)
             keychain = Keychain(
                 store: store, accessGroups: ["group.app"], authenticator: ScriptedAuthenticator(),
-                device: SimulatedDevice(),
-                auditor: Auditor(sink: JSONLinesAuditSink(path: directory + "/audit.jsonl", anchors: store)))
+                device: SimulatedDevice(), auditor: Auditor(sink: sink))
         }
+
+        /// How many early flushes of held records the sink has started.
+        var earlyFlushes: Int { sink.shared.state.withLock { $0.earlyFlushes } }
 
         func add(_ account: String) async throws(KeygateError) {
             try await keychain.add(AddRequest(service: "api", account: account, data: SecretData("v-\(account)")))
@@ -141,6 +145,34 @@ import Testing
         try await process.add("b")
         #expect(try process.store.heldAuditRecordExtent(for: trail).released == UInt64(half))
         #expect(try process.store.heldAuditRecords(for: trail).map(\.sequence) == [UInt64(half + 1)])
+    }
+
+    /// A read's record is flushed by the read itself before it returns (no transaction commits
+    /// it), so however far the trail runs past the last record known durable, a read starts no
+    /// early flush (in a `keygate get`, a thread and a second flush of the same bytes); an add,
+    /// whose commit made its record durable, still does once half the ring is past.
+    @Test func aReadStartsNoEarlyFlush() async throws {
+        let directory = try TemporaryDirectory()
+        let trail = directory.path + "/audit.jsonl"
+        let half = JSONLinesAuditSink.heldLimit / 2
+        do {
+            let writer = try Process(directory.path)
+            try await writer.add("a")
+        }
+        // One read per process, as `keygate get` runs: reads never move the store's release, so
+        // the later ones find the trail more than half the ring past it.
+        var started = 0
+        for _ in 0..<(2 * half) {
+            let reader = try Process(directory.path)
+            try await reader.read("a")
+            started += reader.earlyFlushes
+        }
+        #expect(started == 0)
+        #expect(try AuditTrailFile.verify(at: trail, anchors: nil) == .intact(records: 2 * half + 1))
+        let adder = try Process(directory.path)
+        for index in 0...half { try await adder.add("b\(index)") }
+        JSONLinesAuditSink.waitForHeldFlushes()
+        #expect(adder.earlyFlushes == 1)
     }
 
     /// An early flush that fails changes nothing: records are held up to the bound, and the
