@@ -32,7 +32,7 @@ public protocol AuditAnchorStore: Sendable {
     func offerAuditAnchor(_ head: AuditHead, for trail: String)
 
     /// Whether this store can hold a trail's records in its own item transactions
-    /// (``holdAuditRecords(_:head:for:)``). The default is false: the sink then `fsync`s every
+    /// (``holdAuditRecords(_:head:for:)``). The default is false: the sink then `fdatasync`s every
     /// record, as it always did.
     var holdsAuditRecords: Bool { get }
     /// Offers `records` (written to the trail at `trail`, not yet flushed) and `head` (the
@@ -42,7 +42,7 @@ public protocol AuditAnchorStore: Sendable {
     /// record). Never a write of its own. Only called when ``holdsAuditRecords``.
     func holdAuditRecords(_ records: [HeldAuditRecord], head: AuditHead, for trail: String)
     /// Takes back the records of `trail` offered and not yet committed by an item transaction.
-    /// - Returns: whether there were any (the sink then `fsync`s the trail instead).
+    /// - Returns: whether there were any (the sink then `fdatasync`s the trail instead).
     func withdrawHeldAuditRecords(for trail: String) -> Bool
     /// Offers to forget the held records of `trail` up to `sequence` (the trail is durable
     /// that far): the next item transaction releases them in its own commit (`UInt64.max`: a

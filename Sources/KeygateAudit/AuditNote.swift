@@ -42,7 +42,7 @@ public enum AuditNote: Hashable, Sendable {
     case headRecovered(from: UInt64, to: UInt64)
     /// A partial record of `bytes` bytes past the head was cut off (`tornTailCut: …`).
     case tornTailCut(bytes: Int)
-    /// `records` records the item store held past the trail's end (its last `fsync` was lost,
+    /// `records` records the item store held past the trail's end (its last flush was lost,
     /// with a power loss) were written back from the store (`restoredFromStore: …`).
     case restoredFromStore(records: UInt64)
     /// A proof of `factor` from an earlier request counted here, reused within the request's

@@ -6,9 +6,9 @@ import Synchronization
 // Records held in the item store (issue 10): inside a facade call (``Auditor/collecting(_:)``),
 // a ``JSONLinesAuditSink/Durability/eachRecord`` sink whose anchor store can hold records
 // (``AuditAnchorStore/holdsAuditRecords``) writes a record to the trail (the page cache: it
-// survives `kill -9`) and offers it to the store instead of `fsync`ing it; the store's next
+// survives `kill -9`) and offers it to the store instead of `fdatasync`ing it; the store's next
 // item transaction inserts it, with the item, in one commit. Before the call returns the sink
-// settles: records a committed transaction holds are durable; any others are `fsync`ed then.
+// settles: records a committed transaction holds are durable; any others are `fdatasync`ed then.
 
 extension JSONLinesAuditSink {
     /// How many records the store may hold for a trail before an append flushes instead
@@ -103,7 +103,7 @@ extension JSONLinesAuditSink {
 
     /// Makes the records held since the last settle durable: those an item transaction has
     /// committed already are; any others (a read, a refusal, a failed write, another store's
-    /// write) are `fsync`ed now, and the head file is then brought up to them. After a commit
+    /// write) are `fdatasync`ed now, and the head file is then brought up to them. After a commit
     /// the head file is not written (no lock, no write): the last record the store holds
     /// stands for it until the next flush of the trail (at most ``heldLimit`` records later)
     /// or ``flush()``; a loader that finds the trail past its head as far as the store's last
@@ -190,7 +190,7 @@ extension JSONLinesAuditSink {
 
     /// Writes back the held records past the trail's last whole record, when they chain from
     /// it: a partial last line (a power loss during the write) is cut first, when it is the
-    /// start of the first of them; the trail is then `fsync`ed.
+    /// start of the first of them; the trail is then `fdatasync`ed.
     /// - Returns: what was written back, or nil when the trail already holds every held record.
     /// - Throws: `errSecIO` when the records past the trail's end do not chain from it, or a
     ///   partial last line is not the start of the first of them (another writer's records in

@@ -42,12 +42,12 @@ import Synchronization
 ///
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default): an acknowledged record survives `kill -9` and
-///   power loss. Outside a facade call the trail is `fsync`ed before the append returns.
+///   power loss. Outside a facade call the trail is `fdatasync`ed before the append returns.
 ///   Inside one (``Auditor/collecting(_:)``), with an anchor store that holds records
 ///   (``AuditAnchorStore/holdsAuditRecords``), the records are written and *held* instead:
 ///   offered to the store, whose next item transaction commits them (and the new head as
 ///   the anchor) with the item, so one commit makes both durable; before the call returns it
-///   settles (``settle()``), `fsync`ing whatever no transaction committed (a read, a refusal,
+///   settles (``settle()``), `fdatasync`ing whatever no transaction committed (a read, a refusal,
 ///   a failed write). Each flush tells the store to release what it holds that far, and at
 ///   ``heldLimit`` held records an append flushes instead. After a power loss the first load
 ///   (an append, or ``repair(at:restartingAnchor:)``) writes the records the store holds
@@ -75,9 +75,9 @@ import Synchronization
 public final class JSONLinesAuditSink: AuditSink {
     /// How often records reach the disk.
     public enum Durability: Hashable, Sendable {
-        /// `fsync` after every record.
+        /// `fdatasync` after every record.
         case eachRecord
-        /// `fsync` once every N records, and when the sink is released.
+        /// `fdatasync` once every N records, and when the sink is released.
         case groupCommit(records: Int)
     }
 
@@ -290,7 +290,7 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     /// Seals and appends the records together: one `write`, and (as the durability says) one
-    /// `fsync`, head and anchor for all of them. All are written or none is.
+    /// `fdatasync`, head and anchor for all of them. All are written or none is.
     @discardableResult
     public func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
         guard !events.isEmpty else { return [] }
