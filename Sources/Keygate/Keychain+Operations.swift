@@ -415,7 +415,9 @@ extension Keychain {
         readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
         var state = context.state
         state.interaction = .fail
-        let now = context.clock.now()
+        // The keychain's own clock: `context` is bound to it (``context(_:)``), and reading it
+        // here takes no lock and copies no existential out of the context.
+        let now = clock.now()
         var found = Candidates(state: state)
         if decisions { found.sweeps.reserveCapacity(records.count) }
         // Where the removed records were, in order: the records found are the candidates as

@@ -182,12 +182,7 @@ public struct AuditEvent: Hashable, Sendable {
         self.decision = decision
         self.status = status
         self.reasons = reasons
-        self.notes = notes
-        for proved in factors {
-            guard let window = proved.reusedWithin else { continue }
-            let note = AuditNote.proofReused(proved.factor, window: window)
-            if !notes.contains(note) { self.notes.append(note) }
-        }
+        self.notes = Self.notes(notes, naming: factors)
         self.factors = factors
         self.pamService = pamService
         self.processID = processID
@@ -196,14 +191,42 @@ public struct AuditEvent: Hashable, Sendable {
         self.caller = caller
     }
 
-    /// An event for `decision`, with its outcome, status and reasons, and the facade's `notes`.
+    /// An event for `decision`, with its outcome, status and reasons, the organisation rules
+    /// that matched (`ruleIDs`), and the facade's `notes`.
+    ///
+    /// Each field is set here rather than through ``init(kind:item:accessControl:ruleIDs:decision:status:reasons:notes:factors:pamService:processID:userID:executable:caller:)``:
+    /// delegating made the event in a temporary and copied it out, field by field, on every
+    /// decision.
     public init(
-        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, notes: [AuditNote] = [],
-        factors: [ProvedFactor]
+        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, ruleIDs: [String] = [], decision: Decision,
+        notes: [AuditNote] = [], factors: [ProvedFactor]
     ) {
-        self.init(
-            kind: kind, item: item, accessControl: accessControl?.textForm, decision: Verdict(decision.outcome),
-            status: decision.status, reasons: Array(decision.reasons), notes: notes, factors: factors)
+        self.kind = kind
+        self.item = item
+        self.accessControl = accessControl?.textForm
+        self.ruleIDs = ruleIDs
+        self.decision = Verdict(decision.outcome)
+        self.status = decision.status
+        self.reasons = Array(decision.reasons)
+        self.notes = Self.notes(notes, naming: factors)
+        self.factors = factors
+        self.pamService = nil
+        self.processID = 0
+        self.userID = 0
+        self.executable = nil
+        self.caller = nil
+    }
+
+    /// `notes`, followed by ``AuditNote/proofReused(_:window:)`` for each proof in `factors`
+    /// that an earlier request made, unless `notes` already has that note.
+    private static func notes(_ notes: [AuditNote], naming factors: [ProvedFactor]) -> [AuditNote] {
+        var all = notes
+        for proved in factors {
+            guard let window = proved.reusedWithin else { continue }
+            let note = AuditNote.proofReused(proved.factor, window: window)
+            if !notes.contains(note) { all.append(note) }
+        }
+        return all
     }
 
     /// The texts of the record's `reasons` array: the evaluator's reasons, then the notes.

@@ -30,12 +30,20 @@ public final class AuthenticationContext: Sendable {
     ///     keychain reading the same clock.
     ///   - ledger: where failures are also counted beyond this context; nil until a keychain
     ///     binds its own.
-    public init(
+    public convenience init(
         state: AuthenticationState = AuthenticationState(), clock: (any KeygateClock)? = nil,
         ledger: (any AttemptLedger)? = nil
     ) {
+        self.init(
+            storing: state,
+            binding: Binding(clock: clock ?? SystemClock(), clockIsExplicit: clock != nil, ledger: ledger))
+    }
+
+    /// A context holding `state`, bound as `binding` says (the clock and ledger put in place as
+    /// they are: no optional existential wrapped and unwrapped on the way).
+    private init(storing state: consuming AuthenticationState, binding: consuming Binding) {
         self.storage = Mutex(state)
-        self.binding = Mutex(Binding(clock: clock ?? SystemClock(), clockIsExplicit: clock != nil, ledger: ledger))
+        self.binding = Mutex(binding)
     }
 
     /// Where proof times and ages are read.
@@ -73,7 +81,7 @@ public final class AuthenticationContext: Sendable {
     package convenience init(state: AuthenticationState, boundTo clock: any KeygateClock, ledger: any AttemptLedger) {
         var state = state
         Self.copyLockouts(from: ledger, at: clock.now(), into: &state)
-        self.init(state: state, clock: clock, ledger: ledger)
+        self.init(storing: state, binding: Binding(clock: clock, clockIsExplicit: true, ledger: ledger))
     }
 
     /// Copies `ledger`'s lockouts at `now` into `state`, where they end later than its own.
