@@ -196,7 +196,8 @@ public struct AuditEvent: Hashable, Sendable {
     ///
     /// Each field is set here rather than through ``init(kind:item:accessControl:ruleIDs:decision:status:reasons:notes:factors:pamService:processID:userID:executable:caller:)``:
     /// delegating made the event in a temporary and copied it out, field by field, on every
-    /// decision.
+    /// decision. Inlined: made where it is used, straight into the record it is passed to.
+    @inlinable
     public init(
         _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, ruleIDs: [String] = [], decision: Decision,
         notes: [AuditNote] = [], factors: [ProvedFactor]
@@ -219,7 +220,8 @@ public struct AuditEvent: Hashable, Sendable {
 
     /// `notes`, followed by ``AuditNote/proofReused(_:window:)`` for each proof in `factors`
     /// that an earlier request made, unless `notes` already has that note.
-    private static func notes(_ notes: [AuditNote], naming factors: [ProvedFactor]) -> [AuditNote] {
+    @usableFromInline
+    static func notes(_ notes: [AuditNote], naming factors: [ProvedFactor]) -> [AuditNote] {
         var all = notes
         for proved in factors {
             guard let window = proved.reusedWithin else { continue }
