@@ -86,9 +86,11 @@ extension Keychain {
         -> [MatchedItem]
     {
         // One record for the call's decisions, written before any value is returned.
-        try await auditor.collecting { () async throws(KeygateError) in
-            try await performCopyMatching(query, context: given)
+        var results: [MatchedItem] = []
+        try await auditor.collectingCall { () async throws(KeygateError) in
+            results = try await performCopyMatching(query, context: given)
         }
+        return results
     }
 
     /// The notes of an attributes-only read's record: one array shared by every item a list names.

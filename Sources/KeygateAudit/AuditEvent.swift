@@ -98,7 +98,9 @@ public struct AuditEvent: Hashable, Sendable {
 
         /// Every proof in `state`, with its age at `now` and whether it was reused.
         public static func all(in state: AuthenticationState, at now: Timestamp) -> [ProvedFactor] {
-            state.proofs.all.map { proof in
+            // The usual read proves nothing: no list of proofs made to map to an empty one.
+            if state.proofs.isEmpty { return [] }
+            return state.proofs.all.map { proof in
                 let reusedWithin: Int? =
                     switch proof.origin {
                     case .proved: nil

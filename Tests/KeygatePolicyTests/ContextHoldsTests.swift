@@ -44,4 +44,13 @@ import Testing
         context.update { $0.device.isLocked = true }
         #expect(!context.isUnchanged(since: afterPolicy), "and a device change")
     }
+
+    /// `Proofs.isEmpty` answers what `all.isEmpty` does, for each factor alone.
+    @Test(arguments: Factor.allCases)
+    func proofsAreEmptyUntilOneIsRecorded(_ factor: Factor) {
+        var proofs = Proofs()
+        #expect(proofs.isEmpty && proofs.all.isEmpty)
+        proofs.record(Proof(factor: factor, time: Timestamp(seconds: 1)))
+        #expect(!proofs.isEmpty && proofs.all.count == 1)
+    }
 }
