@@ -86,9 +86,11 @@ extension Keychain {
         -> [MatchedItem]
     {
         // One record for the call's decisions, written before any value is returned.
-        try await auditor.collecting { () async throws(KeygateError) in
-            try await performCopyMatching(query, context: given)
+        var results: [MatchedItem] = []
+        try await auditor.collectingCall { () async throws(KeygateError) in
+            results = try await performCopyMatching(query, context: given)
         }
+        return results
     }
 
     /// The notes of an attributes-only read's record: one array shared by every item a list names.
@@ -122,8 +124,9 @@ extension Keychain {
         // Attributes only: no read decision is kept per item (none is used).
         let found = try candidates(filter, context: context)
         results.reserveCapacity(min(limit, found.alive.count))
-        for (index, record) in found.alive.enumerated() where results.count < limit {
-            let fields = record.fields
+        // Each record read where it is in the array, not copied out.
+        for index in found.alive.indices where results.count < limit {
+            let fields = found.alive[index].fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
                 guard
@@ -142,7 +145,7 @@ extension Keychain {
                 continue
             }
             let sweep = found.sweeps[index]
-            if case .damaged(let damage) = sweep { throw refuseDamaged(record, damage, .read) }
+            if case .damaged(let damage) = sweep { throw refuseDamaged(found.alive[index], damage, .read) }
             // Made only when someone is asked (a plain read asks no one).
             func prompt() -> String { query.operationPrompt ?? "Read \(fields.identity.service)" }
             let ruleIDs = try refuseEarly(.read, fields)
@@ -172,7 +175,7 @@ extension Keychain {
             }
             let data: SecretData
             do {
-                data = try store.open(record)
+                data = try store.open(found.alive[index])
             } catch {
                 auditFailure(.read, fields.identity, fields.accessControl, error)
                 throw error
@@ -380,8 +383,9 @@ extension Keychain {
         /// that keeps it from being decided (checked here once per call; nothing checks again).
         /// Empty when the search kept no decisions (``Keychain/candidates(_:context:)``).
         var sweeps: [Sweep] = []
-        /// The state those decisions were made on (interaction `fail`).
-        var state: AuthenticationState?
+        /// The generation of the context's state those decisions were made on (with interaction
+        /// `fail`): ``KeygatePolicy/AuthenticationContext/stateAndGeneration``.
+        var generation: UInt64?
         /// How many matching records no longer existed and were removed.
         var removed = 0
 
@@ -394,10 +398,11 @@ extension Keychain {
         }
 
         /// The sweep's decision when it can stand for a read's first evaluation now: an allow,
-        /// made on the state the context still holds (no proof, device change or prompt since).
+        /// made on the state the context still holds (no proof, device change or prompt since:
+        /// the state's generation has not moved, so nothing is copied or compared).
         func reusable(_ sweep: Sweep, in context: AuthenticationContext) -> Decision? {
-            guard case .decided(let decision) = sweep, decision.isAllowed, let state else { return nil }
-            return context.holds(state, interaction: .fail) ? decision : nil
+            guard case .decided(let decision) = sweep, decision.isAllowed, let generation else { return nil }
+            return context.isUnchanged(since: generation) ? decision : nil
         }
     }
 
@@ -413,25 +418,32 @@ extension Keychain {
         let decisions = !filter.withoutValues
         let records = try store.items(matching: filter)
         readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
-        var state = context.state
+        var state: AuthenticationState
+        let generation: UInt64
+        (state, generation) = context.stateAndGeneration
         state.interaction = .fail
-        let now = context.clock.now()
-        var found = Candidates(state: state)
+        // The keychain's own clock: `context` is bound to it (``context(_:)``), and reading it
+        // here takes no lock and copies no existential out of the context.
+        let now = clock.now()
+        var found = Candidates(generation: generation)
         if decisions { found.sweeps.reserveCapacity(records.count) }
         // Where the removed records were, in order: the records found are the candidates as
         // they are (no copy of a list's hundreds of thousands) unless some were removed.
         var goneIndices: [Int] = []
-        for (index, record) in records.enumerated() {
-            if let damage = record.damage {
+        // Each record read where it is in the array (a record copied out per candidate cost a
+        // retain and a release of each of its fields); only a removed one is copied.
+        for index in records.indices {
+            if let damage = records[index].damage {
                 if decisions { found.sweeps.append(.damaged(damage)) }
                 continue
             }
-            let control = record.fields.accessControl
+            let control = records[index].fields.accessControl
             let decision = evaluator.evaluate(control, operation: .read, state: state, now: now)
             guard case .invalidated(let why) = decision.denial else {
                 if decisions { found.sweeps.append(.decided(decision)) }
                 continue
             }
+            let record = records[index]
             var notes: [AuditNote] = []
             if why == .enrollmentChanged {
                 notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))
@@ -480,6 +492,8 @@ extension Keychain {
     }
 
     static func refuseOtherAttributes(_ attributes: [String: String]) throws(KeygateError) {
+        // The usual query names none: no keys sorted for nothing.
+        guard !attributes.isEmpty else { return }
         if let name = attributes.keys.sorted().first {
             throw KeygateError(.noSuchAttr, "generic-password items have no attribute '\(name)'")
         }

@@ -183,11 +183,10 @@ public final class Keychain: Sendable {
             state.interaction = interaction
             let now = context.clock.now()
             let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
-            var event = AuditEvent(
-                kind, item: item, accessControl: control, decision: decision,
-                factors: AuditEvent.ProvedFactor.all(in: state, at: now))
-            event.ruleIDs = ruleIDs
-            try auditor.record(event)
+            try auditor.record(
+                AuditEvent(
+                    kind, item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
+                    factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
             switch decision.outcome {
             case .allow:
                 return .allowed(decision)
@@ -219,12 +218,12 @@ public final class Keychain: Sendable {
         context: AuthenticationContext, ruleIDs: [String]
     ) throws(KeygateError) {
         readBiometry(for: control, context: context)
-        let now = context.clock.now()
-        var event = AuditEvent(
-            Self.auditKind(operation), item: item, accessControl: control, decision: decision,
-            factors: context.reading { AuditEvent.ProvedFactor.all(in: $0, at: now) })
-        event.ruleIDs = ruleIDs
-        try auditor.record(event)
+        let now = clock.now()  // the context's: it is bound to this keychain's clock
+        // Made in the call, so it is moved into the auditor, not copied.
+        try auditor.record(
+            AuditEvent(
+                Self.auditKind(operation), item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
+                factors: context.reading { AuditEvent.ProvedFactor.all(in: $0, at: now) }))
     }
 
     /// Runs the authenticator and audits the attempt (and a lockout, when one starts).

@@ -98,7 +98,9 @@ public struct AuditEvent: Hashable, Sendable {
 
         /// Every proof in `state`, with its age at `now` and whether it was reused.
         public static func all(in state: AuthenticationState, at now: Timestamp) -> [ProvedFactor] {
-            state.proofs.all.map { proof in
+            // The usual read proves nothing: no list of proofs made to map to an empty one.
+            if state.proofs.isEmpty { return [] }
+            return state.proofs.all.map { proof in
                 let reusedWithin: Int? =
                     switch proof.origin {
                     case .proved: nil
@@ -111,43 +113,145 @@ public struct AuditEvent: Hashable, Sendable {
         }
     }
 
+    /// The fields, shared by copies of this event until one of them changes (copy on write):
+    /// an event is moved through the auditor, held for its call and handed to the sink, and
+    /// each of those copies is one reference, not a copy of every field.
+    @usableFromInline
+    var storage: AuditEventStorage
+
+    /// Gives this event fields of its own before one changes.
+    @inlinable
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
     /// What happened.
-    public var kind: Kind
+    public var kind: Kind {
+        get { storage.kind }
+        _modify {
+            makeUnique()
+            yield &storage.kind
+        }
+    }
     /// The item, when there is one.
-    public var item: ItemIdentity?
+    public var item: ItemIdentity? {
+        get { storage.item }
+        _modify {
+            makeUnique()
+            yield &storage.item
+        }
+    }
     /// The access control's text form.
-    public var accessControl: String?
+    public var accessControl: String? {
+        get { storage.accessControl }
+        _modify {
+            makeUnique()
+            yield &storage.accessControl
+        }
+    }
     /// The organisation rules that matched.
-    public var ruleIDs: [String]
+    public var ruleIDs: [String] {
+        get { storage.ruleIDs }
+        _modify {
+            makeUnique()
+            yield &storage.ruleIDs
+        }
+    }
     /// `allow`, `deny`, `authenticate`, an authentication outcome (`proved`, `failed`,
     /// `cancelled`, `lockedOut`, `unavailable`), or a trail repair (`recovered`, `restarted`).
-    public var decision: Verdict
+    public var decision: Verdict {
+        get { storage.decision }
+        _modify {
+            makeUnique()
+            yield &storage.decision
+        }
+    }
     /// The status, when not success.
-    public var status: KeygateStatus?
+    public var status: KeygateStatus? {
+        get { storage.status }
+        _modify {
+            makeUnique()
+            yield &storage.status
+        }
+    }
     /// The evaluator's reasons, in the order its checks ran.
-    public var reasons: [DecisionReason]
+    public var reasons: [DecisionReason] {
+        get { storage.reasons }
+        _modify {
+            makeUnique()
+            yield &storage.reasons
+        }
+    }
     /// What the facade, the organisation rules or the trail add beside the evaluator's
     /// reasons (a refusal, an invalidation, an authentication's outcome), in order. The line
     /// renders them after ``reasons``, in the same `reasons` array.
-    public var notes: [AuditNote]
+    public var notes: [AuditNote] {
+        get { storage.notes }
+        _modify {
+            makeUnique()
+            yield &storage.notes
+        }
+    }
     /// The proofs present in the context, with their ages.
-    public var factors: [ProvedFactor]
+    public var factors: [ProvedFactor] {
+        get { storage.factors }
+        _modify {
+            makeUnique()
+            yield &storage.factors
+        }
+    }
     /// The PAM service used, for authentication events.
-    public var pamService: String?
+    public var pamService: String? {
+        get { storage.pamService }
+        _modify {
+            makeUnique()
+            yield &storage.pamService
+        }
+    }
     /// The process that made the decision and wrote the record (`pid`): the one that asked in
     /// embedded mode, the broker when ``caller`` is set.
-    public var processID: Int32
+    public var processID: Int32 {
+        get { storage.processID }
+        _modify {
+            makeUnique()
+            yield &storage.processID
+        }
+    }
     /// The user of the process that made the decision (`uid`).
-    public var userID: UInt32
+    public var userID: UInt32 {
+        get { storage.userID }
+        _modify {
+            makeUnique()
+            yield &storage.userID
+        }
+    }
     /// The executable of the process that made the decision, when known (`exe`).
-    public var executable: String?
+    public var executable: String? {
+        get { storage.executable }
+        _modify {
+            makeUnique()
+            yield &storage.executable
+        }
+    }
     /// Who asked the broker for this decision, as the kernel reported it (`caller`); nil in
     /// embedded mode, where the process that decided is the one that asked.
-    public var caller: AuditCaller?
+    public var caller: AuditCaller? {
+        get { storage.caller }
+        _modify {
+            makeUnique()
+            yield &storage.caller
+        }
+    }
     /// The other items decided in the same call (a read, update or delete that matched
     /// several), each with its own item, access control, rules, decision, status, reasons and
     /// proofs, in order: one record names them all (`more`). Their kind is this event's.
-    public var more: [AuditEvent] = []
+    public var more: [AuditEvent] {
+        get { storage.more }
+        _modify {
+            makeUnique()
+            yield &storage.more
+        }
+    }
 
     /// This event's own decision followed by those in ``more``, each as an event of its own.
     public var decisions: [AuditEvent] {
@@ -175,35 +279,39 @@ public struct AuditEvent: Hashable, Sendable {
         factors: [ProvedFactor] = [], pamService: String? = nil, processID: Int32 = 0, userID: UInt32 = 0,
         executable: String? = nil, caller: AuditCaller? = nil
     ) {
-        self.kind = kind
-        self.item = item
-        self.accessControl = accessControl
-        self.ruleIDs = ruleIDs
-        self.decision = decision
-        self.status = status
-        self.reasons = reasons
-        self.notes = notes
+        storage = AuditEventStorage(
+            kind: kind, item: item, accessControl: accessControl, ruleIDs: ruleIDs, decision: decision,
+            status: status, reasons: reasons, notes: Self.notes(notes, naming: factors), factors: factors,
+            pamService: pamService, processID: processID, userID: userID, executable: executable, caller: caller)
+    }
+
+    /// An event for `decision`, with its outcome, status and reasons, the organisation rules
+    /// that matched (`ruleIDs`), and the facade's `notes`.
+    ///
+    /// Inlined: made where it is used, straight into the record it is passed to.
+    @inlinable
+    public init(
+        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, ruleIDs: [String] = [], decision: Decision,
+        notes: [AuditNote] = [], factors: [ProvedFactor]
+    ) {
+        storage = AuditEventStorage(
+            kind: kind, item: item, accessControl: accessControl?.textForm, ruleIDs: ruleIDs,
+            decision: Verdict(decision.outcome), status: decision.status, reasons: Array(decision.reasons),
+            notes: Self.notes(notes, naming: factors), factors: factors, pamService: nil, processID: 0, userID: 0,
+            executable: nil, caller: nil)
+    }
+
+    /// `notes`, followed by ``AuditNote/proofReused(_:window:)`` for each proof in `factors`
+    /// that an earlier request made, unless `notes` already has that note.
+    @usableFromInline
+    static func notes(_ notes: [AuditNote], naming factors: [ProvedFactor]) -> [AuditNote] {
+        var all = notes
         for proved in factors {
             guard let window = proved.reusedWithin else { continue }
             let note = AuditNote.proofReused(proved.factor, window: window)
-            if !notes.contains(note) { self.notes.append(note) }
+            if !notes.contains(note) { all.append(note) }
         }
-        self.factors = factors
-        self.pamService = pamService
-        self.processID = processID
-        self.userID = userID
-        self.executable = executable
-        self.caller = caller
-    }
-
-    /// An event for `decision`, with its outcome, status and reasons, and the facade's `notes`.
-    public init(
-        _ kind: Kind, item: ItemIdentity?, accessControl: AccessControl?, decision: Decision, notes: [AuditNote] = [],
-        factors: [ProvedFactor]
-    ) {
-        self.init(
-            kind: kind, item: item, accessControl: accessControl?.textForm, decision: Verdict(decision.outcome),
-            status: decision.status, reasons: Array(decision.reasons), notes: notes, factors: factors)
+        return all
     }
 
     /// The texts of the record's `reasons` array: the evaluator's reasons, then the notes.
@@ -229,6 +337,16 @@ public struct AuditEvent: Hashable, Sendable {
         }
         return (reasons, notes)
     }
+}
+
+extension AuditEvent {
+    /// Two events are equal when every field is (the same fields, shared or not).
+    public static func == (lhs: AuditEvent, rhs: AuditEvent) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.sameFields(as: rhs.storage)
+    }
+
+    /// Hashes every field.
+    public func hash(into hasher: inout Hasher) { storage.hashFields(into: &hasher) }
 }
 
 extension AuditEvent {

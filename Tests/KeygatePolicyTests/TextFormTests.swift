@@ -26,6 +26,15 @@ import Testing
                 == "ak;od(pkofn(2) cup(true) cwtch(true));oe(true);odel(true)")
     }
 
+    /// The plain item's text form is a literal per class: each must be the class's raw value
+    /// followed by `dacl(true)`, and must parse back to the same access control.
+    @Test(arguments: ProtectionClass.allCases)
+    func plainItemTextFormIsTheClassFollowedByDacl(_ protection: ProtectionClass) throws {
+        let control = try AccessControl(protection: protection)
+        #expect(control.textForm == protection.rawValue + ";dacl(true)")
+        #expect(try AccessControl(textForm: control.textForm) == control)
+    }
+
     @Test func parsesEntriesInAnyOrder() throws {
         let parsed = try AccessControl(textForm: "aku;odel(true);oe(true);od(cbio(pbioc(<>)) cup(true) pkofn(1))")
         #expect(

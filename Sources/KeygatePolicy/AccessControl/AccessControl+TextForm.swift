@@ -15,7 +15,7 @@ extension AccessControl {
     public var textForm: String {
         // The plain item (most of a store): one string, no list of entries to join.
         if !isPrivateKeyUsage && constraint.kind == .allow && !requiresApplicationPassword {
-            return protection.rawValue + ";dacl(true)"
+            return Self.plainTextForm(protection)
         }
         var entries: [String] = []
         let guarded = Self.text(for: constraint)
@@ -28,6 +28,20 @@ extension AccessControl {
         }
         if requiresApplicationPassword { entries.append("prp(true)") }
         return ([protection.rawValue] + entries).joined(separator: ";")
+    }
+
+    /// The text form of a plain item of `protection` (no constraint, no flags): a literal, where
+    /// `protection.rawValue + ";dacl(true)"` joined two strings on every audited decision.
+    static func plainTextForm(_ protection: ProtectionClass) -> String {
+        switch protection {
+        case .whenPasscodeSetThisDeviceOnly: "akpu;dacl(true)"
+        case .whenUnlockedThisDeviceOnly: "aku;dacl(true)"
+        case .whenUnlocked: "ak;dacl(true)"
+        case .afterFirstUnlockThisDeviceOnly: "cku;dacl(true)"
+        case .afterFirstUnlock: "ck;dacl(true)"
+        case .alwaysThisDeviceOnly: "dku;dacl(true)"
+        case .always: "dk;dacl(true)"
+        }
     }
 
     static func text(for constraint: Constraint) -> String {

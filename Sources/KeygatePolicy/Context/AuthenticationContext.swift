@@ -17,7 +17,13 @@ public final class AuthenticationContext: Sendable {
         var ledger: (any AttemptLedger)?
     }
 
-    private let storage: Mutex<AuthenticationState>
+    /// The state, and how many times it was changed (``update(_:)``): its generation.
+    private struct Stored: Sendable {
+        var state: AuthenticationState
+        var generation: UInt64 = 0
+    }
+
+    private let storage: Mutex<Stored>
     private let binding: Mutex<Binding>
     /// The device whose biometry is read at the first need (``refreshDeferringBiometry(from:)``).
     let deferredBiometry = Mutex<(any DeviceStateSource)?>(nil)
@@ -30,12 +36,20 @@ public final class AuthenticationContext: Sendable {
     ///     keychain reading the same clock.
     ///   - ledger: where failures are also counted beyond this context; nil until a keychain
     ///     binds its own.
-    public init(
+    public convenience init(
         state: AuthenticationState = AuthenticationState(), clock: (any KeygateClock)? = nil,
         ledger: (any AttemptLedger)? = nil
     ) {
-        self.storage = Mutex(state)
-        self.binding = Mutex(Binding(clock: clock ?? SystemClock(), clockIsExplicit: clock != nil, ledger: ledger))
+        self.init(
+            storing: state,
+            binding: Binding(clock: clock ?? SystemClock(), clockIsExplicit: clock != nil, ledger: ledger))
+    }
+
+    /// A context holding `state`, bound as `binding` says (the clock and ledger put in place as
+    /// they are: no optional existential wrapped and unwrapped on the way).
+    private init(storing state: consuming AuthenticationState, binding: consuming Binding) {
+        self.storage = Mutex(Stored(state: state))
+        self.binding = Mutex(binding)
     }
 
     /// Where proof times and ages are read.
@@ -73,7 +87,7 @@ public final class AuthenticationContext: Sendable {
     package convenience init(state: AuthenticationState, boundTo clock: any KeygateClock, ledger: any AttemptLedger) {
         var state = state
         Self.copyLockouts(from: ledger, at: clock.now(), into: &state)
-        self.init(state: state, clock: clock, ledger: ledger)
+        self.init(storing: state, binding: Binding(clock: clock, clockIsExplicit: true, ledger: ledger))
     }
 
     /// Copies `ledger`'s lockouts at `now` into `state`, where they end later than its own.
@@ -97,34 +111,51 @@ public final class AuthenticationContext: Sendable {
     }
 
     /// A snapshot of the current state.
-    public var state: AuthenticationState { storage.withLock { $0 } }
+    public var state: AuthenticationState { storage.withLock { $0.state } }
+
+    /// A snapshot of the current state with its generation: a number every change
+    /// (``update(_:)``) moves on, so that a caller can tell later whether the state is still
+    /// this one (``isUnchanged(since:)``) without keeping the snapshot or comparing it.
+    package var stateAndGeneration: (state: AuthenticationState, generation: UInt64) {
+        storage.withLock { ($0.state, $0.generation) }
+    }
+
+    /// Whether the state has not been changed since it had `generation`
+    /// (``stateAndGeneration``): it is still that snapshot.
+    package func isUnchanged(since generation: UInt64) -> Bool {
+        storage.withLock { $0.generation == generation }
+    }
 
     /// Whether the current state, with its interaction policy taken as `interaction`, is
     /// `state`: compared under the lock, without copying the current state out.
     public func holds(_ state: AuthenticationState, interaction: InteractionPolicy) -> Bool {
-        storage.withLock { current in
+        storage.withLock { stored in
             // Set in place and put back before the lock is released: no one sees it.
-            let own = current.interaction
-            current.interaction = interaction
-            defer { current.interaction = own }
-            return current == state
+            let own = stored.state.interaction
+            stored.state.interaction = interaction
+            defer { stored.state.interaction = own }
+            return stored.state == state
         }
     }
 
     /// Runs `body` on the current state under the lock, without copying the state out.
     /// `body` must not use this context (its lock is held).
     public func reading<R>(_ body: (AuthenticationState) -> R) -> R {
-        storage.withLock { body($0) }
+        storage.withLock { body($0.state) }
     }
 
-    /// Changes the state atomically.
+    /// Changes the state atomically (and moves its generation on, ``stateAndGeneration``).
     public func update<R>(_ body: (inout AuthenticationState) -> R) -> R {
-        storage.withLock { body(&$0) }
+        storage.withLock { stored in
+            defer { stored.generation &+= 1 }
+            return body(&stored.state)
+        }
     }
 
     /// The interaction policy (`allow`, `fail`, `skip`).
     public var interaction: InteractionPolicy {
-        get { state.interaction }
+        // Read in place: not a copy of the whole state for one field.
+        get { storage.withLock { $0.state.interaction } }
         set { update { $0.interaction = newValue } }
     }
 

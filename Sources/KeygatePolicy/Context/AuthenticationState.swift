@@ -196,6 +196,9 @@ public struct Proofs: Hashable, Sendable {
 
     /// Every recorded proof.
     public var all: [Proof] { Factor.allCases.compactMap { self[$0] } }
+
+    /// True when no proof is recorded (``all`` is empty), answered without making a list.
+    public var isEmpty: Bool { passcode == nil && biometry == nil && companion == nil && applicationPassword == nil }
 }
 
 /// Whether the evaluator may ask for authentication (`LAContext.interactionNotAllowed`,
