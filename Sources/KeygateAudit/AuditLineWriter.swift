@@ -56,14 +56,23 @@ struct AuditLineWriter {
         return taken
     }
 
-    /// Renders the record's line (``LineCursor/record(sequence:time:previousHash:event:)``)
+    /// Renders the record's line (``LineCursor/record(sequence:time:previousHash:event:pieces:)``)
     /// and a newline after it, into a larger buffer when it does not fit.
     mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
+        var pieces = AuditLinePieces.none
+        record(sequence: sequence, time: time, previousHash: previousHash, event: event, pieces: &pieces)
+    }
+
+    /// Renders the record's line as ``record(sequence:time:previousHash:event:)`` does (the same
+    /// bytes), copying the pieces `pieces` holds already rendered and keeping those it renders.
+    mutating func record(
+        sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent, pieces: inout AuditLinePieces
+    ) {
         while true {
             let (rendered, needed) = storage.withUnsafeMutableBufferPointer { buffer -> (Int?, Int) in
                 // One byte kept for the newline.
                 var cursor = LineCursor(base: buffer.baseAddress!, capacity: buffer.count - 1)
-                cursor.record(sequence: sequence, time: time, previousHash: previousHash, event: event)
+                cursor.record(sequence: sequence, time: time, previousHash: previousHash, event: event, pieces: &pieces)
                 guard !cursor.overflowed else { return (nil, cursor.needed) }
                 buffer[cursor.count] = 10
                 return (cursor.count, cursor.needed)
@@ -94,38 +103,70 @@ struct AuditLineWriter {
     }
 }
 
+/// Pieces of a line a sink renders once and copies into each line after (a group-commit
+/// sink keeps them with its state): the same bytes as rendering them each time, since each is
+/// used only for the very values it was rendered from.
+struct AuditLinePieces {
+    /// Whether pieces are kept at all (``none``: a line rendered once keeps nothing).
+    fileprivate let keeps: Bool
+    /// The values ``process`` was rendered from, when it was.
+    fileprivate var processID: Int32 = 0
+    fileprivate var userID: UInt32 = 0
+    fileprivate var executable: String?
+    /// `, "pid": …, "uid": …[, "exe": …]`, rendered for the values above; empty before.
+    fileprivate var process: [UInt8] = []
+    /// The status ``statusText`` was rendered for, when it was.
+    fileprivate var status: KeygateStatus?
+    /// `"status": …, "statusName": …` for ``status``; empty before.
+    fileprivate var statusText: [UInt8] = []
+    /// A chain hash this sink made itself (64 lowercase hex digits, nothing to escape): a
+    /// `prev` equal to it is copied without the escaper.
+    var plainHash: String?
+
+    /// Pieces that are kept, for a sink that renders line after line.
+    init() { keeps = true }
+
+    private init(keeping: Bool) { keeps = keeping }
+
+    /// Nothing kept: each line rendered whole.
+    static var none: AuditLinePieces { AuditLinePieces(keeping: false) }
+}
+
 extension LineCursor {
-    /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
-    /// "uid": …, ["exe": …,] ["caller": {…},] "prev": …}`.
+    /// The record's line, every piece rendered (``record(sequence:time:previousHash:event:pieces:)``
+    /// keeping nothing).
     mutating func record(sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent) {
+        var pieces = AuditLinePieces.none
+        record(sequence: sequence, time: time, previousHash: previousHash, event: event, pieces: &pieces)
+    }
+
+    /// `{"seq": …, "time": …, "op": …, <decision>, ["more": […],] "pamService": …, "pid": …,
+    /// "uid": …, ["exe": …,] ["caller": {…},] "prev": …}`; the process's fields, the status and
+    /// `prev` copied from `pieces` when it holds them rendered.
+    mutating func record(
+        sequence: UInt64, time: Timestamp, previousHash: String, event: AuditEvent, pieces: inout AuditLinePieces
+    ) {
         raw("{\"seq\": ")
         number(sequence)
         raw(", \"time\": ")
         number(time.nanoseconds)
-        raw(", \"op\": ")
-        string(event.kind.rawValue)
-        raw(", ")
-        decision(event)
+        raw(", \"op\": \"")
+        raw(event.kind.text)
+        raw("\", ")
+        decision(event, pieces: &pieces)
         if !event.more.isEmpty {
             raw(", \"more\": [")
             for (index, entry) in event.more.enumerated() {
                 if index > 0 { raw(", ") }
                 raw("{")
-                decision(entry)
+                decision(entry, pieces: &pieces)
                 raw("}")
             }
             raw("]")
         }
         raw(", \"pamService\": ")
         optional(event.pamService)
-        raw(", \"pid\": ")
-        number(event.processID)
-        raw(", \"uid\": ")
-        number(event.userID)
-        if let executable = event.executable {
-            raw(", \"exe\": ")
-            string(executable)
-        }
+        process(event, pieces: &pieces)
         if let caller = event.caller {
             raw(", \"caller\": {\"uid\": ")
             number(caller.userID)
@@ -138,13 +179,47 @@ extension LineCursor {
             raw("}")
         }
         raw(", \"prev\": ")
-        string(previousHash)
+        if let plain = pieces.plainHash, plain == previousHash {
+            // Made by the sink itself: hex digits, nothing to escape.
+            write(UInt8(ascii: "\""))
+            plainText(previousHash)
+            write(UInt8(ascii: "\""))
+        } else {
+            string(previousHash)
+        }
         raw("}")
+    }
+
+    /// `, "pid": …, "uid": …[, "exe": …]`, copied when `pieces` holds it for these values.
+    private mutating func process(_ event: AuditEvent, pieces: inout AuditLinePieces) {
+        let processID = event.processID
+        let userID = event.userID
+        let executable = event.executable
+        if pieces.keeps, !pieces.process.isEmpty, pieces.processID == processID, pieces.userID == userID,
+            pieces.executable == executable
+        {
+            pieces.process.withUnsafeBufferPointer { write($0) }
+            return
+        }
+        let start = count
+        raw(", \"pid\": ")
+        number(processID)
+        raw(", \"uid\": ")
+        number(userID)
+        if let executable {
+            raw(", \"exe\": ")
+            string(executable)
+        }
+        guard pieces.keeps, let rendered = written(from: start) else { return }
+        pieces.processID = processID
+        pieces.userID = userID
+        pieces.executable = executable
+        pieces.process = Array(rendered)
     }
 
     /// One item's decision: `["item": {…},] "accessControl": …, "rules": […], "decision": …,
     /// "status": …, "statusName": …, "reasons": […], "factors": […]`.
-    mutating func decision(_ event: AuditEvent) {
+    mutating func decision(_ event: AuditEvent, pieces: inout AuditLinePieces) {
         if let item = event.item {
             raw("\"item\": {\"service\": ")
             string(item.service)
@@ -159,12 +234,10 @@ extension LineCursor {
         optional(event.accessControl)
         raw(", \"rules\": ")
         strings(event.ruleIDs)
-        raw(", \"decision\": ")
-        string(event.decision.rawValue)
-        raw(", \"status\": ")
-        if let status = event.status { number(status.rawValue) } else { raw("null") }
-        raw(", \"statusName\": ")
-        optional(event.status?.name)
+        raw(", \"decision\": \"")
+        raw(event.decision.text)
+        raw("\", ")
+        status(event.status, pieces: &pieces)
         raw(", \"reasons\": [")
         for (index, reason) in event.reasons.enumerated() {
             if index > 0 { raw(", ") }
@@ -178,13 +251,34 @@ extension LineCursor {
         raw(", \"factors\": [")
         for (index, factor) in event.factors.enumerated() {
             if index > 0 { raw(", ") }
-            raw("{\"factor\": ")
-            string(factor.factor.rawValue)
-            raw(", \"secondsAgo\": ")
+            raw("{\"factor\": \"")
+            raw(factor.factor.auditText)
+            raw("\", \"secondsAgo\": ")
             number(factor.secondsAgo)
             raw("}")
         }
         raw("]")
+    }
+
+    /// `"status": …, "statusName": …`, copied when `pieces` holds it for `status` (a sink's
+    /// decisions carry the same few statuses; the name is a table lookup).
+    private mutating func status(_ status: KeygateStatus?, pieces: inout AuditLinePieces) {
+        guard let status else {
+            raw("\"status\": null, \"statusName\": null")
+            return
+        }
+        if pieces.keeps, !pieces.statusText.isEmpty, pieces.status == status {
+            pieces.statusText.withUnsafeBufferPointer { write($0) }
+            return
+        }
+        let start = count
+        raw("\"status\": ")
+        number(status.rawValue)
+        raw(", \"statusName\": ")
+        optional(status.name)
+        guard pieces.keeps, let rendered = written(from: start) else { return }
+        pieces.status = status
+        pieces.statusText = Array(rendered)
     }
 
     /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description,
@@ -225,6 +319,12 @@ extension LineCursor {
             string(text)
         }
         raw("]")
+    }
+
+    /// `text`'s UTF-8 bytes as they are: only for text known to need no escape.
+    private mutating func plainText(_ text: String) {
+        var text = text
+        text.withUTF8 { write($0) }
     }
 
     private mutating func string(_ text: String) {

@@ -86,7 +86,7 @@ public struct AuditRecord: Hashable, Sendable {
     /// sink when written and reported by the verifier with their line number.
     public static let maximumLineLength = 64 << 10
 
-    /// Parses what ``LineCursor/decision(_:)`` renders, into an event of `kind` (the rest of the
+    /// Parses what ``LineCursor/decision(_:pieces:)`` renders, into an event of `kind` (the rest of the
     /// event from the record's own fields).
     private static func decision(
         _ fields: [String: JSONField], kind: AuditEvent.Kind, in root: JSONField

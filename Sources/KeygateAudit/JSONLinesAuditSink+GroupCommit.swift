@@ -27,7 +27,7 @@ extension JSONLinesAuditSink {
         try shared.state.withLock { (state: inout State) throws(KeygateError) in
             do throws(KeygateError) {
                 guard state.locked, state.trail >= 0, state.size >= 0, state.headFile >= 0,
-                    state.pending + 1 < count, flushFailure.reason.withLock({ $0 == nil })
+                    state.pending + 1 < count, !flushFailure.hasFailed
                 else {
                     _ = try write([event], at: time, restartingAnchor: false, reread: false, state: &state)
                     return
@@ -53,7 +53,8 @@ extension JSONLinesAuditSink {
         var writer = AuditLineWriter(reusing: consume buffer)
         defer { state.line = writer.take() }
         let sequence = state.head.sequence + 1
-        writer.record(sequence: sequence, time: time, previousHash: state.head.hash, event: event)
+        writer.record(
+            sequence: sequence, time: time, previousHash: state.head.hash, event: event, pieces: &state.linePieces)
         let length = writer.length
         guard length <= AuditRecord.maximumLineLength else {
             throw KeygateError(
@@ -71,6 +72,7 @@ extension JSONLinesAuditSink {
         state.pending += 1
         state.head.sequence = sequence
         state.head.hash = hash
+        state.linePieces.plainHash = hash
         state.headUnwritten = true
         shared.appends.add(1, ordering: .relaxed)
         scheduleRelease(&state)

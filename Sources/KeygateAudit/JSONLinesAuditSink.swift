@@ -145,6 +145,9 @@ public final class JSONLinesAuditSink: AuditSink {
         /// The buffer a group-commit append between flushes renders its line into, kept (with
         /// its capacity) for the next (``JSONLinesAuditSink/store(_:at:)``).
         var line: [UInt8] = []
+        /// The pieces of its lines such an append renders once and copies after
+        /// (``AuditLinePieces``: the process's fields, the status, the chain hash it made).
+        var linePieces = AuditLinePieces()
 
         mutating func close() {
             if trail >= 0 { Glibc.close(trail) }
@@ -192,6 +195,20 @@ public final class JSONLinesAuditSink: AuditSink {
     /// sink never waits on its own queue).
     final class FlushFailure: Sendable {
         let reason = Mutex<String?>(nil)
+        /// Whether ``reason`` is set, changed with it under its lock: what an append between
+        /// flushes reads (no lock taken per append).
+        private let failed = Atomic<Bool>(false)
+
+        /// Whether a flush failed and no synchronous one succeeded since.
+        var hasFailed: Bool { failed.load(ordering: .acquiring) }
+
+        /// Sets (or, with nil, clears) why the last flush failed.
+        func set(_ text: String?) {
+            reason.withLock { reason in
+                reason = text
+                failed.store(text != nil, ordering: .releasing)
+            }
+        }
     }
 
     /// A sink appending to `path` (created 0600 on first use).
@@ -444,7 +461,7 @@ public final class JSONLinesAuditSink: AuditSink {
                 anchors.offerAuditAnchor(head, for: path)
             }
         }
-        if sync, failedBefore != nil { flushFailure.reason.withLock { $0 = nil } }
+        if sync, failedBefore != nil { flushFailure.set(nil) }
         if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
         if keepsLock { shared.appends.add(1, ordering: .relaxed) }
         return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
@@ -469,7 +486,7 @@ public final class JSONLinesAuditSink: AuditSink {
         flusher.sync {}
         let descriptor = fcntl(state.trail, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else {
-            flushFailure.reason.withLock { $0 = "cannot duplicate the trail's descriptor" }
+            flushFailure.set("cannot duplicate the trail's descriptor")
             return
         }
         state.pending = 0
@@ -480,7 +497,7 @@ public final class JSONLinesAuditSink: AuditSink {
             defer { close(descriptor) }
             guard Self.sync(descriptor, path: path) else {
                 let reason = String(cString: strerror(errno))
-                failure.reason.withLock { $0 = reason }
+                failure.set(reason)
                 return
             }
             guard saveAnchor else {
@@ -490,7 +507,7 @@ public final class JSONLinesAuditSink: AuditSink {
             do throws(KeygateError) {
                 try anchors?.saveAuditAnchor(head, for: path)
             } catch {
-                failure.reason.withLock { $0 = "cannot save the anchor: \(error.message)" }
+                failure.set("cannot save the anchor: \(error.message)")
             }
         }
     }

@@ -61,4 +61,11 @@ struct LineCursor {
         base[count] = byte
         count &+= 1
     }
+
+    /// The bytes written since `start` (a ``count`` read earlier), or nil when a write did not
+    /// fit (they are then incomplete). Valid until the next write.
+    func written(from start: Int) -> UnsafeBufferPointer<UInt8>? {
+        guard !overflowed else { return nil }
+        return UnsafeBufferPointer(start: base + start, count: count &- start)
+    }
 }
