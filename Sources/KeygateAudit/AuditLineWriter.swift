@@ -122,6 +122,9 @@ struct AuditLinePieces {
     /// A chain hash this sink made itself (64 lowercase hex digits, nothing to escape): a
     /// `prev` equal to it is copied without the escaper.
     var plainHash: String?
+    /// When set, the line's `prev` is this digest's hex, rendered straight into the line (the
+    /// `previousHash` text is then not read): the tip a sink keeps as bytes between appends.
+    var previousDigest: SHA256Digest?
 
     /// Pieces that are kept, for a sink that renders line after line.
     init() { keeps = true }
@@ -179,7 +182,11 @@ extension LineCursor {
             raw("}")
         }
         raw(", \"prev\": ")
-        if let plain = pieces.plainHash, plain == previousHash {
+        if let digest = pieces.previousDigest {
+            write(UInt8(ascii: "\""))
+            write(hexOf: digest)
+            write(UInt8(ascii: "\""))
+        } else if let plain = pieces.plainHash, plain == previousHash {
             // Made by the sink itself: hex digits, nothing to escape.
             write(UInt8(ascii: "\""))
             plainText(previousHash)

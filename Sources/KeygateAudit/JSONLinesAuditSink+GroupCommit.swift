@@ -52,9 +52,14 @@ extension JSONLinesAuditSink {
         swap(&buffer, &state.line)  // moved out, so reusing it copies nothing
         var writer = AuditLineWriter(reusing: consume buffer)
         defer { state.line = writer.take() }
-        let sequence = state.head.sequence + 1
+        let sequence = state.headSequence + 1
+        // The previous hash from the bytes the last append kept, or (the first append after a
+        // flush or a lock) the head's text.
+        let previousDigest = state.tip
+        let previousHash = previousDigest == nil ? state.head.hash : ""
+        state.linePieces.previousDigest = previousDigest
         writer.record(
-            sequence: sequence, time: time, previousHash: state.head.hash, event: event, pieces: &state.linePieces)
+            sequence: sequence, time: time, previousHash: previousHash, event: event, pieces: &state.linePieces)
         let length = writer.length
         guard length <= AuditRecord.maximumLineLength else {
             throw KeygateError(
@@ -62,7 +67,7 @@ extension JSONLinesAuditSink {
                 "the audit record would be \(length) bytes, longer than the "
                     + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
         }
-        let hash = writer.withLine { AuditCrypto.sha256Hex(UnsafeRawBufferPointer($0)) }
+        let hash = writer.withLine { AuditCrypto.sha256(UnsafeRawBufferPointer($0)) }
         let size = state.size
         let trail = state.trail
         try writer.withTerminatedLine { (line: UnsafeBufferPointer<UInt8>) throws(KeygateError) in
@@ -70,9 +75,7 @@ extension JSONLinesAuditSink {
         }
         state.size += off_t(length + 1)
         state.pending += 1
-        state.head.sequence = sequence
-        state.head.hash = hash
-        state.linePieces.plainHash = hash
+        state.advanceHead(to: sequence, hash: hash)
         state.headUnwritten = true
         shared.appends.add(1, ordering: .relaxed)
         scheduleRelease(&state)

@@ -107,8 +107,41 @@ public final class JSONLinesAuditSink: AuditSink {
         /// The trail's and the head's files, as opened (device, inode).
         var trailFile: FileID?
         var headFileID: FileID?
-        /// Where the chain stands, valid while the trail is `size` bytes long.
-        var head = AuditHead(genesis: "")
+        /// Where the chain stands, valid while the trail is `size` bytes long. Its hash is made
+        /// from ``tip`` (and ``tip`` cleared) when the last append between flushes left the tip
+        /// there; setting it clears ``tip``.
+        var head: AuditHead {
+            mutating get {
+                materializeTip()
+                return storedHead
+            }
+            set {
+                storedHead = newValue
+                tip = nil
+            }
+        }
+        /// ``head``, its hash stale while ``tip`` is set.
+        private var storedHead = AuditHead(genesis: "")
+        /// The hash of the record at ``head``'s sequence as bytes, when an append between
+        /// flushes put it there and no hex `String` was made of it yet.
+        private(set) var tip: SHA256Digest?
+        /// ``head``'s sequence (the tip's hash not made into text).
+        var headSequence: UInt64 { storedHead.sequence }
+
+        /// Moves the head to `sequence`, whose record's hash is `digest` (text made only when
+        /// ``head`` is next read).
+        mutating func advanceHead(to sequence: UInt64, hash digest: SHA256Digest) {
+            storedHead.sequence = sequence
+            tip = digest
+        }
+
+        /// Makes ``tip`` into ``head``'s hash.
+        private mutating func materializeTip() {
+            guard let tip else { return }
+            storedHead.hash = tip.hex
+            linePieces.plainHash = storedHead.hash
+            self.tip = nil
+        }
         /// The trail's length after this sink's last write; -1 when unknown (read it again).
         var size: off_t = -1
         /// Records written and not yet flushed.

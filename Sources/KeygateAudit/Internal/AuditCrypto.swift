@@ -40,6 +40,20 @@ package enum AuditCrypto {
         }
     }
 
+    /// The SHA-256 of `bytes`, its 32 bytes kept inline (no `String` made for its hex until
+    /// one is asked for: ``SHA256Digest/hex``).
+    package static func sha256(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
+        let input = bytes.bindMemory(to: UInt8.self)
+        var context = sha256_ctx()
+        nettle_sha256_init(&context)
+        nettle_sha256_update(&context, input.count, input.baseAddress)
+        var digest = SHA256Digest()
+        withUnsafeMutableBytes(of: &digest.words) { out in
+            nettle_sha256_digest(&context, Int(SHA256_DIGEST_SIZE), out.bindMemory(to: UInt8.self).baseAddress!)
+        }
+        return digest
+    }
+
     /// The SHA-256 of `bytes` from libsodium, as 64 lowercase hexadecimal digits (a second,
     /// independent implementation to check `sha256Hex` against).
     package static func libsodiumSHA256Hex(_ bytes: [UInt8]) -> String {
@@ -65,7 +79,7 @@ package enum AuditCrypto {
 
     /// The lowercase hexadecimal digit of `value` (0…15).
     @inline(__always)
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
+    static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") &+ value : UInt8(ascii: "a") &+ (value &- 10)
     }
 
@@ -93,4 +107,32 @@ package enum AuditCrypto {
 extension Array where Element == UInt8 {
     /// Lowercase hexadecimal.
     package var hexString: String { withUnsafeBufferPointer { AuditCrypto.hexString($0) } }
+}
+
+/// A SHA-256 digest's 32 bytes, held inline: the chain's tip as a group-commit sink keeps it
+/// between appends, its hex rendered straight into the next line.
+package struct SHA256Digest: Equatable, Sendable {
+    /// The bytes, in order.
+    var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    package static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+            && lhs.words.3 == rhs.words.3
+    }
+
+    /// The 64 lowercase hexadecimal digits (``AuditCrypto/sha256Hex(_:)-(UnsafeRawBufferPointer)``'s text).
+    package var hex: String {
+        withUnsafeBytes(of: words) { AuditCrypto.hexString($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Writes the 64 lowercase hexadecimal digits to `output`, which has room for them.
+    func writeHex(to output: UnsafeMutablePointer<UInt8>) {
+        withUnsafeBytes(of: words) { bytes in
+            for index in 0..<32 {
+                let byte = bytes[index]
+                output[2 &* index] = AuditCrypto.hexDigit(byte >> 4)
+                output[2 &* index &+ 1] = AuditCrypto.hexDigit(byte & 0xf)
+            }
+        }
+    }
 }

@@ -62,6 +62,17 @@ struct LineCursor {
         count &+= 1
     }
 
+    /// Writes `digest` as 64 lowercase hexadecimal digits.
+    mutating func write(hexOf digest: SHA256Digest) {
+        needed &+= 64
+        guard capacity &- count >= 64, !overflowed else {
+            overflowed = true
+            return
+        }
+        digest.writeHex(to: base + count)
+        count &+= 64
+    }
+
     /// The bytes written since `start` (a ``count`` read earlier), or nil when a write did not
     /// fit (they are then incomplete). Valid until the next write.
     func written(from start: Int) -> UnsafeBufferPointer<UInt8>? {
