@@ -97,7 +97,7 @@ struct AuditLineWriter {
     fileprivate static let renderedReasonLimit = 32
 
     /// One reason and its rendered text.
-    fileprivate struct RenderedReason {
+    struct RenderedReason {
         let reason: DecisionReason
         let text: [UInt8]
     }
@@ -122,6 +122,10 @@ struct AuditLinePieces {
     /// A chain hash this sink made itself (64 lowercase hex digits, nothing to escape): a
     /// `prev` equal to it is copied without the escaper.
     var plainHash: String?
+    /// The evaluator's reasons this sink rendered, as ``AuditLineWriter/renderedReasons``
+    /// keeps them for the process, at most ``reasonLimit`` (then it starts again empty).
+    fileprivate var reasons: [AuditLineWriter.RenderedReason] = []
+    fileprivate static let reasonLimit = 16
     /// When set, the line's `prev` is this digest's hex, rendered straight into the line (the
     /// `previousHash` text is then not read): the tip a sink keeps as bytes between appends.
     var previousDigest: SHA256Digest?
@@ -248,7 +252,7 @@ extension LineCursor {
         raw(", \"reasons\": [")
         for (index, reason) in event.reasons.enumerated() {
             if index > 0 { raw(", ") }
-            reasonText(reason)
+            reasonText(reason, pieces: &pieces)
         }
         for (index, note) in event.notes.enumerated() {
             if index > 0 || !event.reasons.isEmpty { raw(", ") }
@@ -289,25 +293,38 @@ extension LineCursor {
     }
 
     /// `reason`'s text as a JSON string, the same bytes as ``string(_:)`` of its description,
-    /// each reason rendered once (``AuditLineWriter/renderedReasons``).
-    private mutating func reasonText(_ reason: DecisionReason) {
-        let found = AuditLineWriter.renderedReasons.withLock { cache -> Bool in
-            for entry in cache where entry.reason == reason {
+    /// each reason rendered once (``AuditLineWriter/renderedReasons``); a sink's own pieces
+    /// (``AuditLinePieces/reasons``) looked at first, with no lock taken.
+    private mutating func reasonText(_ reason: DecisionReason, pieces: inout AuditLinePieces) {
+        if pieces.keeps {
+            for entry in pieces.reasons where entry.reason == reason {
                 entry.text.withUnsafeBufferPointer { write($0) }
-                return true
+                return
             }
-            return false
         }
-        if found { return }
+        let text = Self.renderedReason(reason)
+        text.withUnsafeBufferPointer { write($0) }
+        guard pieces.keeps else { return }
+        if pieces.reasons.count >= AuditLinePieces.reasonLimit { pieces.reasons.removeAll(keepingCapacity: true) }
+        pieces.reasons.append(AuditLineWriter.RenderedReason(reason: reason, text: text))
+    }
+
+    /// `reason`'s rendered text, from the process's cache or rendered (and cached) now.
+    private static func renderedReason(_ reason: DecisionReason) -> [UInt8] {
+        let found = AuditLineWriter.renderedReasons.withLock { cache -> [UInt8]? in
+            for entry in cache where entry.reason == reason { return entry.text }
+            return nil
+        }
+        if let found { return found }
         var text: [UInt8] = [UInt8(ascii: "\"")]
         text.appendJSONEscaped(reason.description)
         text.append(UInt8(ascii: "\""))
-        text.withUnsafeBufferPointer { write($0) }
         let rendered = AuditLineWriter.RenderedReason(reason: reason, text: text)
         AuditLineWriter.renderedReasons.withLock { cache in
             if cache.count >= AuditLineWriter.renderedReasonLimit { cache.removeAll(keepingCapacity: true) }
             cache.append(rendered)
         }
+        return text
     }
 
     @inline(__always) private mutating func raw(_ text: StaticString) { write(text) }

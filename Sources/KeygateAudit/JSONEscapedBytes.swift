@@ -23,19 +23,37 @@ protocol JSONLineOutput {
 }
 
 extension JSONLineOutput {
-    /// Writes `value`'s decimal digits (a minus sign first when negative): lowest digit first
-    /// into a small stack buffer (a division by the constant 10 is a multiplication), then
-    /// written in order.
+    /// Writes `value`'s decimal digits (a minus sign first when negative): lowest digits first
+    /// into a small stack buffer, two at a time from a table of the hundred pairs (a division by
+    /// the constant 100 is a multiplication; a time in nanoseconds is 19 digits), then written
+    /// in order.
     mutating func writeDecimal(_ value: some BinaryInteger) {
         if value < 0 { writeByte(UInt8(ascii: "-")) }
         var magnitude = UInt64(value.magnitude)
+        let table: StaticString = """
+            0001020304050607080910111213141516171819202122232425262728293031323334\
+            3536373839404142434445464748495051525354555657585960616263646566676869\
+            707172737475767778798081828384858687888990919293949596979899
+            """
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var index = 20
-            repeat {
+            let pairs = table.utf8Start
+            while magnitude >= 100 {
+                let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+                magnitude /= 100
+                index &-= 2
+                digits[index] = pairs[pair]
+                digits[index &+ 1] = pairs[pair &+ 1]
+            }
+            if magnitude >= 10 {
+                let pair = Int(truncatingIfNeeded: magnitude) &* 2
+                index &-= 2
+                digits[index] = pairs[pair]
+                digits[index &+ 1] = pairs[pair &+ 1]
+            } else {
                 index &-= 1
-                digits[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
+                digits[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+            }
             writeRun(UnsafeBufferPointer(rebasing: digits[index...]))
         }
     }

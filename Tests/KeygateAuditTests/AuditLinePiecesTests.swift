@@ -16,6 +16,22 @@ import Testing
         for factor in Factor.allCases { #expect(factor.auditText.description == factor.rawValue) }
     }
 
+    /// Decimal digits are written two at a time: every value up to 20,000, and each power of
+    /// ten and its neighbours, read back as `String(value)` gives them.
+    @Test func decimalDigitsInPairsAreTheDescription() {
+        var values = Array(Int64(0)...20_000)
+        var power: Int64 = 1
+        for _ in 1...18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power]
+        }
+        for value in values {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value), "\(value)")
+        }
+    }
+
     /// Events whose process, executable, status, kind, verdict and factor change in
     /// overlapping periods, so that every kept piece is both reused and replaced.
     private static func event(_ index: Int) -> AuditEvent {
