@@ -32,6 +32,11 @@ public struct Auditor: Sendable {
     /// Whether the sink is a file sink that may hold a call's records
     /// (``JSONLinesAuditSink/mayHoldRecords``), found once, by its type: no cast per record.
     private let sinkMayHoldRecords: Bool
+    /// Auditing is off (``NoopAuditSink``), found once, by the sink's type: a metatype
+    /// comparison rather than `sink is NoopAuditSink` (a failing dynamic cast makes the runtime
+    /// scan every protocol conformance in the program, twice, before it answers), and not one
+    /// per record or call (each reads the existential's dynamic type).
+    private let discards: Bool
 
     /// An auditor.
     /// - Parameters:
@@ -62,6 +67,7 @@ public struct Auditor: Sendable {
         // Foundation's `__SwiftValue` up by name (0.9 M instructions of every `keygate` process).
         let fileSink = type(of: sink) == JSONLinesAuditSink.self ? sink as? JSONLinesAuditSink : nil
         sinkMayHoldRecords = fileSink?.mayHoldRecords ?? false
+        discards = type(of: sink) == NoopAuditSink.self
     }
 
     /// Records `event`.
@@ -132,7 +138,11 @@ public struct Auditor: Sendable {
         }
         var failure: KeygateError?
         do { try flush(call) } catch { failure = error }
-        do { try settle(call) } catch { failure = failure ?? error }
+        // Only a sink that may hold records is ever told of this call (``holdingCall(_:)``):
+        // for any other, nothing is held and there is nothing to settle.
+        if sinkMayHoldRecords {
+            do { try settle(call) } catch { failure = failure ?? error }
+        }
         if let failure { throw failure }
         try result.get()
     }
@@ -155,11 +165,6 @@ public struct Auditor: Sendable {
         default: false
         }
     }
-
-    /// Auditing is off (``NoopAuditSink``). A metatype comparison rather than `sink is
-    /// NoopAuditSink`: a failing dynamic cast makes the runtime scan every protocol conformance in
-    /// the program (twice) before it answers.
-    private var discards: Bool { type(of: sink) == NoopAuditSink.self }
 
     /// Makes the records held in `call` durable (``JSONLinesAuditSink/settle()``), enforcing
     /// the failure policy.
