@@ -16,6 +16,20 @@ import Testing
         for factor in Factor.allCases { #expect(factor.auditText.description == factor.rawValue) }
     }
 
+    /// The digest kept as bytes gives the same hex as the hash made as text, for inputs
+    /// around SHA-256's block and padding boundaries.
+    @Test func digestBytesGiveTheHashText() {
+        for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 521] {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            let digest = bytes.withUnsafeBytes { AuditCrypto.sha256($0) }
+            let text = bytes.withUnsafeBytes { AuditCrypto.sha256Hex($0) }
+            #expect(digest.hex == text, "\(length) bytes")
+            var written = [UInt8](repeating: 0, count: 64)
+            written.withUnsafeMutableBufferPointer { digest.writeHex(to: $0.baseAddress!) }
+            #expect(String(decoding: written, as: UTF8.self) == text, "\(length) bytes")
+        }
+    }
+
     /// Decimal digits are written two at a time: every value up to 20,000, and each power of
     /// ten and its neighbours, read back as `String(value)` gives them.
     @Test func decimalDigitsInPairsAreTheDescription() {
