@@ -110,7 +110,7 @@ public struct Auditor: Sendable {
     /// then, so an item write costs one flush, and a read still one.
     ///
     /// Inlined, so each caller's `Value` is known where it is compiled: the collecting itself
-    /// (``collectingCall(_:)``) returns nothing, and no `Result<Value, …>` metadata is looked
+    /// (`collectingCall(_:)`) returns nothing, and no `Result<Value, …>` metadata is looked
     /// up at run time per call.
     @inlinable
     public func collecting<Value>(_ body: () async throws(KeygateError) -> Value) async throws(KeygateError) -> Value {
