@@ -169,10 +169,13 @@ import Testing
         }
         #expect(started == 0)
         #expect(try AuditTrailFile.verify(at: trail, anchors: nil) == .intact(records: 2 * half + 1))
+        // However far behind the store's release stands (an add that finds it more than the ring
+        // behind flushes itself first), a ring's worth of adds takes the trail half a ring past
+        // the last record known durable.
         let adder = try Process(directory.path)
-        for index in 0...half { try await adder.add("b\(index)") }
+        for index in 0..<JSONLinesAuditSink.heldLimit { try await adder.add("b\(index)") }
         JSONLinesAuditSink.waitForHeldFlushes()
-        #expect(adder.earlyFlushes == 1)
+        #expect(adder.earlyFlushes >= 1)
     }
 
     /// An early flush that fails changes nothing: records are held up to the bound, and the

@@ -144,7 +144,7 @@ public final class AuthenticationContext: Sendable {
         storage.withLock { body($0.state) }
     }
 
-    /// Changes the state atomically (and moves its generation on, ``stateAndGeneration``).
+    /// Changes the state atomically (and moves its generation on, `stateAndGeneration`).
     public func update<R>(_ body: (inout AuthenticationState) -> R) -> R {
         storage.withLock { stored in
             defer { stored.generation &+= 1 }
