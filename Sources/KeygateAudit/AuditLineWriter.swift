@@ -119,9 +119,6 @@ struct AuditLinePieces {
     fileprivate var status: KeygateStatus?
     /// `"status": …, "statusName": …` for ``status``; empty before.
     fileprivate var statusText: [UInt8] = []
-    /// A chain hash this sink made itself (64 lowercase hex digits, nothing to escape): a
-    /// `prev` equal to it is copied without the escaper.
-    var plainHash: String?
     /// The evaluator's reasons this sink rendered, as ``AuditLineWriter/renderedReasons``
     /// keeps them for the process, at most ``reasonLimit`` (then it starts again empty).
     fileprivate var reasons: [AuditLineWriter.RenderedReason] = []
@@ -189,11 +186,6 @@ extension LineCursor {
         if let digest = pieces.previousDigest {
             write(UInt8(ascii: "\""))
             write(hexOf: digest)
-            write(UInt8(ascii: "\""))
-        } else if let plain = pieces.plainHash, plain == previousHash {
-            // Made by the sink itself: hex digits, nothing to escape.
-            write(UInt8(ascii: "\""))
-            plainText(previousHash)
             write(UInt8(ascii: "\""))
         } else {
             string(previousHash)
@@ -343,12 +335,6 @@ extension LineCursor {
             string(text)
         }
         raw("]")
-    }
-
-    /// `text`'s UTF-8 bytes as they are: only for text known to need no escape.
-    private mutating func plainText(_ text: String) {
-        var text = text
-        text.withUTF8 { write($0) }
     }
 
     private mutating func string(_ text: String) {

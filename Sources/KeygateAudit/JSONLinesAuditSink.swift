@@ -139,7 +139,6 @@ public final class JSONLinesAuditSink: AuditSink {
         private mutating func materializeTip() {
             guard let tip else { return }
             storedHead.hash = tip.hex
-            linePieces.plainHash = storedHead.hash
             self.tip = nil
         }
         /// The trail's length after this sink's last write; -1 when unknown (read it again).
@@ -179,7 +178,7 @@ public final class JSONLinesAuditSink: AuditSink {
         /// its capacity) for the next (``JSONLinesAuditSink/store(_:at:)``).
         var line: [UInt8] = []
         /// The pieces of its lines such an append renders once and copies after
-        /// (``AuditLinePieces``: the process's fields, the status, the chain hash it made).
+        /// (``AuditLinePieces``: the process's fields, the status, the evaluator's reasons).
         var linePieces = AuditLinePieces()
 
         mutating func close() {

@@ -6,8 +6,8 @@ import Testing
 @testable import KeygateAudit
 
 /// Session 22 (wt-sink): a group-commit sink renders some pieces of its lines once and copies
-/// them after (``AuditLinePieces``: the process's fields, the status, the chain hash it made
-/// itself), and writes enum raw values from static text. The lines stay the bytes a record
+/// them after (``AuditLinePieces``: the process's fields, the status, the evaluator's
+/// reasons), and writes enum raw values from static text. The lines stay the bytes a record
 /// sealed afresh renders, whatever changes from one event to the next.
 @Suite struct AuditLinePiecesTests {
     @Test func rawValueTextIsTheRawValue() {
