@@ -75,7 +75,7 @@ public struct KeyFileProvider: KeyProvider {
             }
             guard createsMissingKey else {
                 throw failure(
-                    "is missing, but the store already holds items sealed under it; restore it from a backup",
+                    "is missing, but the store already holds items or a key-check value sealed under it; restore it from a backup",
                     cause: .condition(.missingKey))
             }
             let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)

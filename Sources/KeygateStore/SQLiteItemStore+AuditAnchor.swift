@@ -15,11 +15,14 @@ extension SQLiteItemStore: AuditAnchorStore {
     /// The anchor saved for the trail at `trail`, or nil; when the store holds records of the
     /// trail past it (``holdAuditRecords(_:head:for:)``), the head at the last of them: they
     /// were committed with their items, in place of the anchor row.
+    /// Both are read in one read transaction, so they are of one commit.
     /// - Throws: `errSecDecode` when the saved anchor is damaged.
     public func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? {
         let (text, held) = try connection.withLock {
             (connection: inout SQLiteConnection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
-            (try Self.anchorText(of: trail, connection), try heldExtent(of: trail, connection).last)
+            try connection.transaction(immediate: false) { () throws(KeygateError) in
+                (try Self.anchorText(of: trail, connection), try heldExtent(of: trail, connection).last)
+            }
         }
         return try anchor(text, held: held, of: trail)
     }

@@ -151,25 +151,29 @@ extension SQLiteItemStore {
         return record
     }
 
-    /// The records of `trail` held in the store (past its release), by sequence number.
+    /// The records of `trail` held in the store (past its release), by sequence number; the
+    /// release and the records are read in one read transaction.
     /// - Throws: `errSecIO` when the database cannot be read or a held record is damaged.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [HeldAuditRecord] in
-            let statement = try connection.statement(
-                "SELECT value FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
-            defer { statement.reset() }
-            try bindHeld(statement, of: trail, connection)
-            var records: [HeldAuditRecord] = []
-            while try statement.step() {
-                records.append(try heldRecord(value: statement.text(0), of: trail))
+            try connection.transaction(immediate: false) { () throws(KeygateError) -> [HeldAuditRecord] in
+                let statement = try connection.statement(
+                    "SELECT value FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
+                defer { statement.reset() }
+                try bindHeld(statement, of: trail, connection)
+                var records: [HeldAuditRecord] = []
+                while try statement.step() {
+                    records.append(try heldRecord(value: statement.text(0), of: trail))
+                }
+                return records
             }
-            return records
         }
     }
 
     /// How many records of `trail` the store holds, the last one's sequence number, the
     /// sequence number they are released (durable in the trail) through, and the trail's
-    /// anchor (``auditAnchor(for:)``), all under one lock.
+    /// anchor (``auditAnchor(for:)``), all in one read transaction: of one commit, even while
+    /// other processes write (and one pair of WAL read-lock calls instead of three).
     /// - Throws: `errSecIO` when the database cannot be read; `errSecDecode` when the saved
     ///   anchor is damaged.
     public func heldAuditRecordExtent(for trail: String) throws(KeygateError)
@@ -179,7 +183,9 @@ extension SQLiteItemStore {
             (connection: inout SQLiteConnection) throws(KeygateError) -> (
                 (count: Int, last: HeldAuditRecord?, released: UInt64), String?
             ) in
-            (try heldExtent(of: trail, connection), try Self.anchorText(of: trail, connection))
+            try connection.transaction(immediate: false) { () throws(KeygateError) in
+                (try heldExtent(of: trail, connection), try Self.anchorText(of: trail, connection))
+            }
         }
         return (extent.count, extent.last?.sequence, extent.released, try anchor(text, held: extent.last, of: trail))
     }

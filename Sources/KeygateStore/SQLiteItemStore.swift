@@ -91,20 +91,19 @@ public final class SQLiteItemStore: ItemStore {
         // A store already set up (every open but its first few) is checked in one read
         // transaction; anything else takes the full path, which sets it up.
         let established = created ? nil : try EstablishedStore.read(opened)
-        let hasItems: Bool
+        // A missing key file is created only for a store with nothing sealed under a key yet: no
+        // item and no key-check value. Items or a key-check value sealed under a lost key must
+        // not be joined by a new key, which the key check would refuse only after writing it.
+        let key: SecretData
         if let established {
-            hasItems = established.hasItems
-        } else {
-            hasItems = try Self.setUp(opened, created: created)
-        }
-        // A missing key file is created only for an empty store: items sealed under a lost
-        // key must not be joined by items under a new one.
-        let provider =
-            keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !hasItems, privacy: privacy)
-        let key = try provider.key()
-        if let established {
+            let provider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: false, privacy: privacy)
+            key = try provider.key()
             try KeyCheck.verify(key, stored: established.keyCheck, path: path)
         } else {
+            let hasItems = try Self.setUp(opened, created: created)
+            let sealed = hasItems ? true : try KeyCheck.stored(on: opened) != nil
+            let provider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !sealed, privacy: privacy)
+            key = try provider.key()
             try KeyCheck.verify(key, on: opened, hasItems: hasItems)
         }
         sealingKey = key

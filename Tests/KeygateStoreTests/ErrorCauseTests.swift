@@ -117,6 +117,21 @@ import Testing
         #expect(Self.failure { _ = try Self.store(directory) }?.condition == .missingKey)
     }
 
+    /// The key file removed from a store whose items were all deleted: its key-check value is
+    /// still sealed under the lost key, so the key is missing, and no new key file is written
+    /// (one would never pass the key check: the open used to write it, then refuse it as the
+    /// wrong key).
+    @Test func aMissingKeyOfAnEmptiedStoreIsNamedAndNotReplaced() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let (store, record) = try Self.storeWithOneItem(directory)
+            try store.delete([record.id])
+        }
+        #expect(unlink(directory.path + "/items.db.key") == 0)
+        #expect(Self.failure { _ = try Self.store(directory) }?.condition == .missingKey)
+        #expect(access(directory.path + "/items.db.key", F_OK) != 0)
+    }
+
     /// A key file of the wrong length: malformed.
     @Test func aMalformedKeyIsNamed() throws {
         let directory = try TemporaryDirectory()

@@ -7,15 +7,14 @@ import KeygatePolicy
 /// WAL's read lock (two `fcntl`s and an `fstat` or two). A store this Keygate made already has
 /// all of it, so one deferred transaction reads it; anything else (a new or older file, a
 /// journal mode other than WAL, no key-check value yet) is reported as `nil` and the open takes
-/// its full path, which sets up, migrates and writes what is missing.
+/// its full path, which sets up, migrates and writes what is missing. Whether it holds items is
+/// not asked: a store with a key-check value has something sealed under its key either way.
 struct EstablishedStore {
-    /// Whether the store holds at least one item.
-    let hasItems: Bool
     /// The stored key-check value (``KeyCheck``).
     let keyCheck: [UInt8]
 
-    /// Reads the schema version, the journal mode, whether there are items and the key-check
-    /// value in one read transaction (`BEGIN` deferred: it takes no write lock).
+    /// Reads the schema version, the journal mode and the key-check value in one read
+    /// transaction (`BEGIN` deferred: it takes no write lock).
     /// - Returns: `nil` unless the schema is this Keygate's latest, the journal mode is WAL and
     ///   a key-check value is stored. Nothing is written.
     static func read(_ connection: SQLiteConnection) throws(KeygateError) -> EstablishedStore? {
@@ -31,9 +30,8 @@ struct EstablishedStore {
         let mode = try connection.statement("PRAGMA journal_mode")
         defer { mode.reset() }
         guard try mode.step(), mode.text(0) == "wal" else { return nil }
-        let hasItems = try hasItems(connection)
         guard let keyCheck = try KeyCheck.stored(on: connection) else { return nil }
-        return EstablishedStore(hasItems: hasItems, keyCheck: keyCheck)
+        return EstablishedStore(keyCheck: keyCheck)
     }
 
     /// Whether the store holds any item (one read of the items table's first row).
