@@ -74,17 +74,19 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
     try rssRow(table, scale: scale)
 }
 
-/// A static Swift hello world, compiled once into the cache (nil without swiftc).
+/// A static Swift hello world, compiled once into the cache (nil without swiftc), measured as
+/// installed like keygate (Installed.swift).
 func helloWorld() -> String? {
     let binary = cacheRoot + "/hello-static"
-    if access(binary, X_OK) == 0 { return binary }
-    let source = cacheRoot + "/hello.swift"
-    _ = FileManager.default.createFile(atPath: source, contents: Data("print(\"hello\")\n".utf8))
-    let compiler = ProcessInfo.processInfo.environment["SWIFTC"] ?? "swiftc"
-    guard let built = run([compiler, "-O", "-static-stdlib", source, "-o", binary]), built.status == 0 else {
-        return nil
+    if access(binary, X_OK) != 0 {
+        let source = cacheRoot + "/hello.swift"
+        _ = FileManager.default.createFile(atPath: source, contents: Data("print(\"hello\")\n".utf8))
+        let compiler = ProcessInfo.processInfo.environment["SWIFTC"] ?? "swiftc"
+        guard let built = run([compiler, "-O", "-static-stdlib", source, "-o", binary]), built.status == 0 else {
+            return nil
+        }
     }
-    return binary
+    return installedCopy(of: binary)
 }
 
 /// `secret-tool lookup` against gnome-keyring in a private D-Bus session, when installed.

@@ -46,7 +46,8 @@ guard let scale = ["tiny": Scale.tiny, "quick": Scale.quick, "full": Scale.full]
     FileHandle.standardError.write("keygate-bench: --scale is tiny, quick or full, not \(scaleName)\n")
     exit(2)
 }
-let keygateBinary = option("--keygate") ?? environment["KEYGATE_BIN"]
+// Measured as installed (Installed.swift): a copy written by install(1), keygated beside it.
+let keygateBinary = (option("--keygate") ?? environment["KEYGATE_BIN"]).map(installedCopy(of:))
 let sections = Set(
     (option("--only") ?? "evaluator,reads,adds,pam,process,broker").split(separator: ",").map(String.init))
 
@@ -68,8 +69,10 @@ do {
 } catch {
     FileHandle.standardError.write("keygate-bench: \(error)\n")
     print(table.markdown())
+    removeInstalledCopies()
     exit(1)
 }
+removeInstalledCopies()
 
 let markdown = table.markdown()
 print(markdown)
