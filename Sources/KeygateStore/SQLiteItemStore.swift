@@ -87,22 +87,27 @@ public final class SQLiteItemStore: ItemStore {
             created = try Self.prepareFile(at: path, privacy: privacy)
         }
         let opened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        try opened.execute("PRAGMA synchronous = FULL")
         // A store already set up (every open but its first few) is checked in one read
         // transaction; anything else takes the full path, which sets it up.
         let established = created ? nil : try EstablishedStore.read(opened)
+        // Before anything is written, and after that read: SQLite refuses the setting inside a
+        // transaction, and the schema it needs is then loaded already (set first, it loaded the
+        // schema in a read transaction of its own: two more fcntl locks and an fstat).
+        try opened.execute("PRAGMA synchronous = FULL")
         // A missing key file is created only for a store with nothing sealed under a key yet: no
         // item and no key-check value. Items or a key-check value sealed under a lost key must
         // not be joined by a new key, which the key check would refuse only after writing it.
         let key: SecretData
         if let established {
-            let provider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: false, privacy: privacy)
+            let provider =
+                keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: false, privacy: privacy)
             key = try provider.key()
             try KeyCheck.verify(key, stored: established.keyCheck, path: path)
         } else {
             let hasItems = try Self.setUp(opened, created: created)
             let sealed = hasItems ? true : try KeyCheck.stored(on: opened) != nil
-            let provider = keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !sealed, privacy: privacy)
+            let provider =
+                keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !sealed, privacy: privacy)
             key = try provider.key()
             try KeyCheck.verify(key, on: opened, hasItems: hasItems)
         }
