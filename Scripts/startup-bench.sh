@@ -10,20 +10,22 @@
 # `make install` places it: a copy written by install(1), not the linker's output file, whose
 # page cache is mostly single 4 KiB pages where an installed file sits in large folios (see
 # Benchmarks/Suite/Installed.swift: the same bytes start 0.25-0.45 ms slower from the linker's
-# output on the VM of Benchmarks/RESULTS.md).
+# output on the VM of Benchmarks/RESULTS.md). The copies go in a directory beside the first
+# binary (INSTALL_DIR to choose another), not in /tmp, which is a tmpfs on many systems.
 #
 #   Scripts/startup-bench.sh .build/release/keygate [other-keygate…]
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 KEYGATE [KEYGATE…]" >&2; exit 2; }
 work=$(mktemp -d)
 store=$(mktemp -d "${STORE_DIR:-/dev/shm}/keygate-startup.XXXXXX")
-trap 'kill $bus_pid 2>/dev/null || true; rm -rf "$work" "$store"' EXIT
+installed=$(mktemp -d "${INSTALL_DIR:-$(dirname "$1")}/keygate-startup-installed.XXXXXX")
+trap 'kill $bus_pid 2>/dev/null || true; rm -rf "$work" "$store" "$installed"' EXIT
 bus_pid=
 printf 'print("hello")\n' > "$work/hello.swift"
 "${SWIFTC:-swiftc}" -O -static-stdlib "$work/hello.swift" -o "$work/linked-hello-static" 2>/dev/null
 "${SWIFTC:-swiftc}" -O -static-stdlib -Xclang-linker -no-pie "$work/hello.swift" -o "$work/linked-hello-nopie" 2>/dev/null
-install -m 0755 "$work/linked-hello-static" "$work/hello-static"
-install -m 0755 "$work/linked-hello-nopie" "$work/hello-nopie"
+install -m 0755 "$work/linked-hello-static" "$installed/hello-static"
+install -m 0755 "$work/linked-hello-nopie" "$installed/hello-nopie"
 cat > "$work/bus.conf" <<CONF
 <busconfig><listen>unix:path=$work/bus</listen><auth>EXTERNAL</auth>
 <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
@@ -31,16 +33,16 @@ cat > "$work/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus.conf" --nofork 2>/dev/null & bus_pid=$!
 i=0; while [ ! -S "$work/bus" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-python3 - "$work" "$store" "${ROUNDS:-60}" "$@" <<'PY'
+python3 - "$work" "$store" "$installed" "${ROUNDS:-60}" "$@" <<'PY'
 import os, statistics, subprocess, sys, time
-work, store, rounds, binaries = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+work, store, installed, rounds, binaries = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 base = {"PATH": "/usr/bin:/bin", "HOME": work, "XDG_DATA_HOME": store + "/data"}
-variants = [("static Swift hello", [work + "/hello-static"], base),
-            ("static Swift hello, non-PIE", [work + "/hello-nopie"], base)]
+variants = [("static Swift hello", [installed + "/hello-static"], base),
+            ("static Swift hello, non-PIE", [installed + "/hello-nopie"], base)]
 for index, given in enumerate(binaries):
     data = "%s/data%d" % (store, index)
     env = dict(base, XDG_DATA_HOME=data)
-    binary = "%s/installed%d/keygate" % (work, index)
+    binary = "%s/%d/keygate" % (installed, index)
     os.mkdir(os.path.dirname(binary))
     subprocess.run(["install", "-m", "0755", given, binary], check=True)
     subprocess.run([binary, "add", "-s", "api", "-a", "me"], input=b"s3cret", env=env, check=True)

@@ -30,7 +30,8 @@ func brokerRows(_ table: Table, scale: Scale, keygateBinary: String?) async thro
         table.add(Row(name: getName, ours: "needs root", target: "≤ 1.2×"))
         return
     }
-    guard let daemon = daemonBinary(keygateBinary: keygateBinary) else {
+    // Installed like keygate (Installed.swift), also when it is found beside this program.
+    guard let daemon = daemonBinary(keygateBinary: keygateBinary).map(installedCopy(of:)) else {
         table.add(Row(name: readName, ours: "keygated not built", target: "≤ 150 µs more"))
         table.add(Row(name: getName, ours: "keygated not built", target: "≤ 1.2×"))
         return

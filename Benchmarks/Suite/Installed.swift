@@ -7,7 +7,9 @@
 // back from the disk, sits in large folios (1 to 208 single pages of 7,869). The kernel maps a
 // large folio around a page fault with less work than sixteen single pages, so the same bytes
 // start slower from the linker's output: a `keygate get` 0.25-0.45 ms slower on the 2-core VM of
-// Benchmarks/RESULTS.md (session 23). A user runs the installed file.
+// Benchmarks/RESULTS.md (session 23). A user runs the installed file. The copies go in the bench's
+// cache directory (.build/bench-cache unless KEYGATE_BENCH_CACHE says otherwise), beside the
+// build, not in /tmp, which is a tmpfs on many systems and keeps its files in another layout.
 
 import Foundation
 import Glibc
@@ -16,20 +18,30 @@ import Glibc
 nonisolated(unsafe) private var installDirectories: [String] = []
 
 /// `binary` copied by `install -m 0755` into a private directory, with `keygated` beside it
-/// when there is one beside `binary`, so the broker rows find the daemon as before; `binary`
-/// itself, said on standard error, when the copy fails.
+/// when there is one beside `binary`, so the broker rows find the daemon as before. A path that
+/// is already such a copy is returned as it is. When a copy fails, standard error says so and
+/// the file is measured in place.
 func installedCopy(of binary: String) -> String {
+    if installDirectories.contains(where: { binary.hasPrefix($0 + "/") }) { return binary }
     let source = URL(fileURLWithPath: binary)
-    let directory = temporaryDirectory("installed")
+    let directory = temporaryDirectory("installed", in: cacheRoot)
     installDirectories.append(directory)
     let copy = directory + "/" + source.lastPathComponent
-    guard let installed = run(["install", "-m", "0755", binary, copy]), installed.status == 0 else {
-        FileHandle.standardError.write("keygate-bench: cannot install a copy of \(binary); measuring it in place\n")
-        return binary
-    }
+    guard install(binary, as: copy) else { return binary }
     let daemon = source.deletingLastPathComponent().appendingPathComponent("keygated").path
-    if access(daemon, X_OK) == 0 { _ = run(["install", "-m", "0755", daemon, directory + "/keygated"]) }
+    if source.lastPathComponent != "keygated", access(daemon, X_OK) == 0 {
+        _ = install(daemon, as: directory + "/keygated")
+    }
     return copy
+}
+
+/// `install -m 0755 source copy`; false, said on standard error, when it fails.
+private func install(_ source: String, as copy: String) -> Bool {
+    guard let installed = run(["install", "-m", "0755", source, copy]), installed.status == 0 else {
+        FileHandle.standardError.write("keygate-bench: cannot install a copy of \(source); measuring it in place\n")
+        return false
+    }
+    return true
 }
 
 /// Removes every installed copy.

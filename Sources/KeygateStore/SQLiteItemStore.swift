@@ -14,6 +14,11 @@ import Synchronization
 /// - One connection per store, statements prepared once; a read is one indexed select plus
 ///   one AEAD open.
 /// - A corrupt or foreign file fails to open with a clear error and is not changed.
+/// - SQLite's settings are process-wide: when the first store of a process opens before anything
+///   else in it has used SQLite, it sets SQLite's page cache to allocate pages as they are used
+///   and turns SQLite's memory statistics off, so `sqlite3_memory_used` and SQLite's soft and
+///   hard heap limits count nothing in that process. When SQLite was already initialised, its
+///   settings stand.
 public final class SQLiteItemStore: ItemStore {
     let connection: Mutex<SQLiteConnection>
     /// Each distinct stored access-control text, parsed once.

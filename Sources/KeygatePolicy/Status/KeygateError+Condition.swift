@@ -27,7 +27,8 @@ extension KeygateError {
         /// Neither `XDG_DATA_HOME` nor `HOME` names an absolute directory, so there is no
         /// default place for the store.
         public static let noHome = Condition(rawValue: "noHome")
-        /// The key file is missing while the store holds items sealed under it.
+        /// The key file is missing while the store holds items or its key-check value sealed under
+        /// it (from the store's first open on).
         public static let missingKey = Condition(rawValue: "missingKey")
         /// The key file is not a Keygate key (wrong length), or another process never finished
         /// writing it.
