@@ -28,7 +28,8 @@ func keygate(_ binary: String, store: String, trail: String, _ arguments: [Strin
 }
 
 func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
-    table.section("Whole process: a plain item (median of \(scale.processRuns) runs)")
+    table.section(
+        "Whole process: a plain item (median of \(scale.processRuns) runs, interleaved with the hello world's)")
     let home = temporaryDirectory("cli")
     defer { removeTree(home) }
     let fixture = try StoreFixture.make(items: scale.readStores[0], large: scale.largeItems)
@@ -39,20 +40,26 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
     let memoryCopy = access("/dev/shm", W_OK) == 0 ? try fixture.copy(in: "/dev/shm") : nil
     defer { if let memoryCopy { removeTree(memoryCopy) } }
     let hello = helloWorld()
-    let helloTime = hello.flatMap { medianRun([$0], runs: scale.processRuns) }
-    let helloText = helloTime.map(duration) ?? "n/a"
     var plainGet: Double?
     if let binary = keygateBinary {
         let variants =
             [
                 ("keygate get", copy, false), ("keygate get with XDG_SESSION_ID set", copy, true),
             ] + (memoryCopy.map { [("keygate get, store and trail on tmpfs (no fsync latency)", $0, false)] } ?? [])
-        for (name, directory, session) in variants {
-            let arguments = keygate(
-                binary, store: directory + "/items.db", trail: directory + "/audit.jsonl",
-                ["get", "-s", "svc-1", "-a", "bench"])
-            let time = medianRun(
-                arguments, runs: scale.processRuns, environment: cliEnvironment(home, session: session))
+        let gets = variants.map { _, directory, session in
+            (
+                arguments: keygate(
+                    binary, store: directory + "/items.db", trail: directory + "/audit.jsonl",
+                    ["get", "-s", "svc-1", "-a", "bench"]),
+                environment: Optional(cliEnvironment(home, session: session))
+            )
+        }
+        // The hello world in the same rounds: the ratio compares runs of the same moments.
+        let medians = interleavedMedianRuns(
+            (hello.map { [(arguments: [$0], environment: nil)] } ?? []) + gets, runs: scale.processRuns)
+        let helloTime = hello == nil ? nil : medians[0]
+        let helloText = helloTime.map(duration) ?? "n/a"
+        for ((name, _, _), time) in zip(variants, medians.suffix(variants.count)) {
             if name == "keygate get" { plainGet = time }
             table.add(
                 Row(

@@ -145,6 +145,25 @@ func medianRun(_ arguments: [String], runs: Int, environment: [String: String]? 
     return median(times)
 }
 
+/// The median wall time of each command, run in `runs` interleaved rounds (one run of each
+/// command per round, in order) after one untimed round, so a machine that slows down for a
+/// while slows every command alike; nil for a command whose run failed.
+func interleavedMedianRuns(_ commands: [(arguments: [String], environment: [String: String]?)], runs: Int)
+    -> [Double?]
+{
+    var times = [[Double]?](repeating: [], count: commands.count)
+    for round in 0...runs {
+        for (index, command) in commands.enumerated() where times[index] != nil {
+            guard let finished = run(command.arguments, environment: command.environment), finished.status == 0 else {
+                times[index] = nil
+                continue
+            }
+            if round > 0 { times[index]?.append(finished.seconds) }
+        }
+    }
+    return times.map { $0.map(median) }
+}
+
 /// Whether `program` is on the PATH.
 func installed(_ program: String) -> Bool {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
