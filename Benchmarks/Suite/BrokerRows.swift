@@ -122,26 +122,12 @@ func brokerRows(_ table: Table, scale: Scale, keygateBinary: String?) async thro
     let local = keygate(
         binary, store: embeddedDirectory + "/items.db", trail: embeddedDirectory + "/audit.jsonl",
         ["--embedded", "get", "-s", "svc-1", "-a", "bench"])
-    var times: ([Double], [Double]) = ([], [])
-    var failure: String?
-    for runIndex in 0...scale.processRuns {
-        for (side, arguments) in [viaDaemon, local].enumerated() {
-            guard let finished = run(arguments, environment: environment), finished.status == 0 else {
-                failure = "failed (\(side == 0 ? "daemon" : "embedded") get)"
-                break
-            }
-            // The first pair warms the caches up and is not kept.
-            if runIndex > 0 {
-                if side == 0 { times.0.append(finished.seconds) } else { times.1.append(finished.seconds) }
-            }
-        }
-        if failure != nil { break }
-    }
-    if let failure {
-        table.add(Row(name: getName, ours: failure, target: "≤ 1.2×"))
+    let medians = interleavedMedianRuns([(viaDaemon, environment), (local, environment)], runs: scale.processRuns)
+    guard let daemonGet = medians[0], let embeddedGet = medians[1] else {
+        let failed = medians[0] == nil ? "daemon" : "embedded"
+        table.add(Row(name: getName, ours: "failed (\(failed) get)", target: "≤ 1.2×"))
         return
     }
-    let (daemonGet, embeddedGet) = (median(times.0), median(times.1))
     table.add(
         Row(
             name: getName, ours: duration(daemonGet),

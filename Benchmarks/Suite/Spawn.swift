@@ -136,18 +136,13 @@ func run(
 /// The median wall time of `runs` runs of `arguments` after one untimed run (which pages the
 /// program in), or nil when a run fails.
 func medianRun(_ arguments: [String], runs: Int, environment: [String: String]? = nil) -> Double? {
-    guard let warm = run(arguments, environment: environment), warm.status == 0 else { return nil }
-    var times: [Double] = []
-    for _ in 0..<runs {
-        guard let finished = run(arguments, environment: environment), finished.status == 0 else { return nil }
-        times.append(finished.seconds)
-    }
-    return median(times)
+    interleavedMedianRuns([(arguments, environment)], runs: runs)[0]
 }
 
 /// The median wall time of each command, run in `runs` interleaved rounds (one run of each
-/// command per round, in order) after one untimed round, so a machine that slows down for a
-/// while slows every command alike; nil for a command whose run failed.
+/// command per round, in order) after one untimed round (which pages the programs in), so a
+/// machine that slows down for a while slows every command alike; nil for a command whose run
+/// failed (it is not run again).
 func interleavedMedianRuns(_ commands: [(arguments: [String], environment: [String: String]?)], runs: Int)
     -> [Double?]
 {

@@ -18,11 +18,8 @@ extension SQLiteItemStore: AuditAnchorStore {
     /// Both are read in one read transaction, so they are of one commit.
     /// - Throws: `errSecDecode` when the saved anchor is damaged.
     public func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? {
-        let (text, held) = try connection.withLock {
-            (connection: inout SQLiteConnection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
-            try connection.transaction(immediate: false) { () throws(KeygateError) in
-                (try Self.anchorText(of: trail, connection), try heldExtent(of: trail, connection).last)
-            }
+        let (text, held) = try readTransaction { (connection) throws(KeygateError) -> (String?, HeldAuditRecord?) in
+            (try Self.anchorText(of: trail, connection), try heldExtent(of: trail, connection).last)
         }
         return try anchor(text, held: held, of: trail)
     }
@@ -82,6 +79,14 @@ extension SQLiteItemStore: AuditAnchorStore {
     /// earlier offer); writes nothing now.
     public func offerAuditAnchor(_ head: AuditHead, for trail: String) {
         auditOffers.withLock { $0.anchors[trail] = head }
+    }
+
+    /// Runs `body` under the store's lock in one read transaction of its connection (`BEGIN`
+    /// deferred: no write lock): what it reads is of one commit, even while other processes write.
+    func readTransaction<T: Sendable>(_ body: (SQLiteConnection) throws(KeygateError) -> T) throws(KeygateError) -> T {
+        try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> T in
+            try connection.transaction(immediate: false) { () throws(KeygateError) -> T in try body(connection) }
+        }
     }
 
     /// Runs `body` in a write transaction of `connection` (an item write) that also writes

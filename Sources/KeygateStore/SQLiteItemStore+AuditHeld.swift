@@ -155,18 +155,16 @@ extension SQLiteItemStore {
     /// release and the records are read in one read transaction.
     /// - Throws: `errSecIO` when the database cannot be read or a held record is damaged.
     public func heldAuditRecords(for trail: String) throws(KeygateError) -> [HeldAuditRecord] {
-        try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [HeldAuditRecord] in
-            try connection.transaction(immediate: false) { () throws(KeygateError) -> [HeldAuditRecord] in
-                let statement = try connection.statement(
-                    "SELECT value FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
-                defer { statement.reset() }
-                try bindHeld(statement, of: trail, connection)
-                var records: [HeldAuditRecord] = []
-                while try statement.step() {
-                    records.append(try heldRecord(value: statement.text(0), of: trail))
-                }
-                return records
+        try readTransaction { (connection) throws(KeygateError) -> [HeldAuditRecord] in
+            let statement = try connection.statement(
+                "SELECT value FROM metadata WHERE name >= ? AND name < ? AND value > ? ORDER BY value")
+            defer { statement.reset() }
+            try bindHeld(statement, of: trail, connection)
+            var records: [HeldAuditRecord] = []
+            while try statement.step() {
+                records.append(try heldRecord(value: statement.text(0), of: trail))
             }
+            return records
         }
     }
 
@@ -179,13 +177,9 @@ extension SQLiteItemStore {
     public func heldAuditRecordExtent(for trail: String) throws(KeygateError)
         -> (count: Int, last: UInt64?, released: UInt64, anchor: AuditHead?)
     {
-        let (extent, text) = try connection.withLock {
-            (connection: inout SQLiteConnection) throws(KeygateError) -> (
-                (count: Int, last: HeldAuditRecord?, released: UInt64), String?
-            ) in
-            try connection.transaction(immediate: false) { () throws(KeygateError) in
-                (try heldExtent(of: trail, connection), try Self.anchorText(of: trail, connection))
-            }
+        let (extent, text) = try readTransaction {
+            (connection) throws(KeygateError) -> ((count: Int, last: HeldAuditRecord?, released: UInt64), String?) in
+            (try heldExtent(of: trail, connection), try Self.anchorText(of: trail, connection))
         }
         return (extent.count, extent.last?.sequence, extent.released, try anchor(text, held: extent.last, of: trail))
     }

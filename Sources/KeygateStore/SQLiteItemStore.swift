@@ -102,18 +102,19 @@ public final class SQLiteItemStore: ItemStore {
         // A missing key file is created only for a store with nothing sealed under a key yet: no
         // item and no key-check value. Items or a key-check value sealed under a lost key must
         // not be joined by a new key, which the key check would refuse only after writing it.
-        let key: SecretData
+        // An established store has its key-check value, so only the full open asks.
+        var hasItems = false
+        var nothingSealed = false
+        if established == nil {
+            hasItems = try Self.setUp(opened, created: created)
+            nothingSealed = hasItems ? false : try KeyCheck.stored(on: opened) == nil
+        }
+        let provider =
+            keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: nothingSealed, privacy: privacy)
+        let key = try provider.key()
         if let established {
-            let provider =
-                keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: false, privacy: privacy)
-            key = try provider.key()
             try KeyCheck.verify(key, stored: established.keyCheck, path: path)
         } else {
-            let hasItems = try Self.setUp(opened, created: created)
-            let sealed = hasItems ? true : try KeyCheck.stored(on: opened) != nil
-            let provider =
-                keyProvider ?? KeyFileProvider(path: path + ".key", createsMissingKey: !sealed, privacy: privacy)
-            key = try provider.key()
             try KeyCheck.verify(key, on: opened, hasItems: hasItems)
         }
         sealingKey = key
