@@ -62,10 +62,14 @@ test: deps
 # went from 2.06 M to 1.54 M instructions, --version from 0.59 M to 0.34 M, for 0.1 MB of code.
 # --wrap=fopen: the runtime's start-up argv search (its only fopen caller) skips reading
 # /proc/self/maps once the CCommandLine hook has the arguments (Sources/CCommandLine/capture.c).
-# -function-sections and --section-ordering-file: each Swift function gets its own section (the
-# runtime's and FoundationEssentials' already have), and the functions a plain `get` runs
-# (Scripts/keygate.text-order, written by Scripts/text-order.sh) are laid out together, so the
-# kernel's 64 KiB fault-around maps a get's code in a few faults, not one per scattered function.
+# -use-ld=lld, -function-sections and --symbol-ordering-file: each Swift function gets its own
+# section (the runtime's and FoundationEssentials' already have), and lld (the toolchain's linker)
+# lays out the sections of every function a plain `get` runs and every variable it touches
+# together, in the order of first use (Scripts/keygate.symbol-order, written by
+# Scripts/symbol-order.sh), so a get faults in a few pages of code and data, not one per scattered
+# function. gold's --section-ordering-file could only move sections named in the file: the
+# specialised functions Swift emits into an object's plain .text and every variable stayed where
+# they were, and a get took 67 faults in .text and 48 in .bss (Benchmarks/RESULTS.md, session 24).
 STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libnettle.a libstdc++.a; do \
   found=$$($${CC:-cc} -print-file-name=$$archive); \
   if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
@@ -73,7 +77,8 @@ STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a
 RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie \
   -Xlinker -L$(STATIC_LIBS) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --no-export-dynamic -Xlinker --wrap=fopen \
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --section-ordering-file=$(CURDIR)/Scripts/keygate.text-order
+  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
+  -Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/keygate.symbol-order -Xlinker --no-warn-symbol-ordering
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 

@@ -499,11 +499,19 @@ extension Keychain {
         }
     }
 
+    /// The query's service, account and group, as a not-found message names them. Built by
+    /// appending, not `joined(separator:)`: the generic `joined` looks its element type up at run
+    /// time, which scans every conformance record of the executable once per process (a sixth
+    /// of a whole `keygate get` that finds nothing).
     static func describe(_ query: ItemQuery) -> String {
-        var parts: [String] = []
-        if let service = query.service { parts.append("service '\(service)'") }
-        if let account = query.account { parts.append("account '\(account)'") }
-        if let group = query.accessGroup { parts.append("group '\(group)'") }
-        return parts.isEmpty ? "the query" : parts.joined(separator: ", ")
+        var text = ""
+        func add(_ part: String) {
+            if !text.isEmpty { text += ", " }
+            text += part
+        }
+        if let service = query.service { add("service '\(service)'") }
+        if let account = query.account { add("account '\(account)'") }
+        if let group = query.accessGroup { add("group '\(group)'") }
+        return text.isEmpty ? "the query" : text
     }
 }
