@@ -74,11 +74,16 @@ STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a
   found=$$($${CC:-cc} -print-file-name=$$archive); \
   if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
   done; echo $(CURDIR)/.build/static-libs)
+# lld comes with the Swift toolchain, beside swift; a toolchain without it links with gold, in
+# the archives' order (a slower start, the same program).
+LINK_ORDER = $(shell toolchain=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")"); \
+  if [ -x "$$toolchain/ld.lld" ] || command -v ld.lld >/dev/null; then \
+  echo "-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/keygate.symbol-order -Xlinker --no-warn-symbol-ordering"; \
+  fi)
 RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc -no-pie \
   -Xlinker -L$(STATIC_LIBS) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --no-export-dynamic -Xlinker --wrap=fopen \
   -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
-  -Xlinker --symbol-ordering-file=$(CURDIR)/Scripts/keygate.symbol-order -Xlinker --no-warn-symbol-ordering
+  -Xswiftc -Xfrontend -Xswiftc -function-sections $(LINK_ORDER)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 
