@@ -101,10 +101,11 @@ let package = Package(
 
         // Benchmarks: `make bench` builds this in release and prints one table, each row beside
         // its baseline measured in the same run (Benchmarks/RESULTS.md). The C baseline (SQLite +
-        // libsodium directly) and an allocation counter are compiled into it.
+        // libsodium directly), an allocation counter and a stand-in logind (sd-bus) are compiled
+        // into it.
         .target(
             name: "KeygateBenchC", path: "Benchmarks/CBaseline",
-            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium")]),
+            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("sodium"), .linkedLibrary("systemd")]),
         .executableTarget(
             name: "keygate-bench",
             dependencies: [

@@ -4,8 +4,10 @@
 // logind's LockedHint asked on the D-Bus wire directly, without libsystemd: loading libsystemd and
 // the five libraries it needs (libgcrypt, liblzma, libzstd, liblz4, libcap, all bound at load) was
 // most of what a session lock question cost a `keygate get` in a login session. One connection to
-// a `unix:path=` bus, the EXTERNAL handshake, Hello and one Properties.Get, each step within the
-// caller's deadline; any other address, and fprintd's questions, still go through sd-bus (bus.h).
+// a `unix:path=` bus, the EXTERNAL handshake, Hello and one Properties.Get, sent together and
+// answered within the caller's deadline; the question can go out ahead of need (keygate_wire_ask)
+// and its answer be read when the state is needed (keygate_wire_answer). Any other address, and
+// fprintd's questions, still go through sd-bus (bus.h).
 // Everything read from the bus is bounds-checked: a malformed message is -EBADMSG, never trusted.
 
 #include <errno.h>
@@ -195,26 +197,33 @@ static inline int keygate_wire_receive(int fd, unsigned char *bytes, size_t coun
     return 0;
 }
 
-/// The bus's one-line answer to AUTH, without its "\r\n". The bus sends nothing after it until
-/// the client speaks again, so it is read in whole chunks; anything after the line is -EBADMSG.
+/// The bus's one-line answer to AUTH, without its "\r\n". BEGIN and the calls went out with AUTH,
+/// so the bus's replies to them may follow the line in the socket: the line is found with
+/// MSG_PEEK and exactly its bytes are consumed, leaving the replies for keygate_wire_next. A
+/// chunk without the line's end holds only line bytes (the replies come after it); it is taken
+/// whole and the wait resumes. Anything but one line ending in "\r\n" is -EBADMSG.
 static inline int keygate_wire_line(int fd, char *line, size_t size, uint64_t deadline) {
     size_t used = 0;
     for (;;) {
         if (used + 1 >= size) return -EBADMSG;
-        ssize_t got = recv(fd, line + used, size - 1 - used, MSG_DONTWAIT);
-        if (got > 0) {
-            used += (size_t)got;
-            char *end = memchr(line, '\n', used);
+        size_t room = size - 1 - used;
+        ssize_t peeked = recv(fd, line + used, room, MSG_DONTWAIT | MSG_PEEK);
+        if (peeked > 0) {
+            char *end = memchr(line + used, '\n', (size_t)peeked);
+            size_t take = end == NULL ? (size_t)peeked : (size_t)(end - (line + used)) + 1;
+            ssize_t got = recv(fd, line + used, take, MSG_DONTWAIT);
+            if (got != (ssize_t)take) return got < 0 ? -errno : -EBADMSG;
+            used += take;
             if (end == NULL) continue;
-            if ((size_t)(end - line) != used - 1 || end == line || end[-1] != '\r') return -EBADMSG;
-            end[-1] = '\0';
+            if (used < 2 || line[used - 2] != '\r') return -EBADMSG;
+            line[used - 2] = '\0';
             return 0;
         }
-        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+        if (peeked < 0 && (errno == EAGAIN || errno == EINTR)) {
             int r = keygate_wire_wait(fd, POLLIN, deadline);
             if (r < 0) return r;
         } else {
-            return got < 0 ? -errno : -ECONNRESET;
+            return peeked < 0 ? -errno : -ECONNRESET;
         }
     }
 }
@@ -301,12 +310,13 @@ static inline int keygate_wire_next(
     return 0;
 }
 
-/// Asks the logind on the bus socket `socket_path` for the LockedHint of `session_id`, all within
-/// `deadline` (CLOCK_MONOTONIC, µs). Returns 0 with `*locked` set; -ENOENT when there is no socket;
-/// -ETIMEDOUT past the deadline; for an error reply a negative errno with its name in `error_name`;
-/// -EBADMSG for a reply that is not a boolean in a variant.
-static inline int keygate_wire_locked_hint(
-    const char *socket_path, const char *session_id, uint64_t deadline, int *locked, char error_name[128]) {
+/// Connects to the bus socket `socket_path` and sends the whole question for the LockedHint of
+/// `session_id` (the EXTERNAL handshake, BEGIN, Hello and the Get, in one write, as sd-bus sends
+/// its handshake: the bus answers AUTH with one line and then the calls, in order, so the
+/// question costs one round trip to the bus, not two), without waiting for an answer. Returns the
+/// socket, from which keygate_wire_answer reads the answer; -ENOENT when there is no socket; a
+/// negative errno when it cannot be connected to or written by `deadline` (CLOCK_MONOTONIC, µs).
+static inline int keygate_wire_ask(const char *socket_path, const char *session_id, uint64_t deadline) {
     struct sockaddr_un address;
     memset(&address, 0, sizeof(address));
     address.sun_family = AF_UNIX;
@@ -315,6 +325,14 @@ static inline int keygate_wire_locked_hint(
     char path[512];
     int r = keygate_wire_path(path, sizeof(path), "/org/freedesktop/login1/session", session_id);
     if (r < 0) return r;
+    keygate_wire_buffer hello_call = {{0}, 0, 0}, get_call = {{0}, 0, 0};
+    keygate_wire_call(
+        &hello_call, 1, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", NULL, NULL,
+        NULL);
+    keygate_wire_call(
+        &get_call, 2, "org.freedesktop.login1", path, "org.freedesktop.DBus.Properties", "Get", "ss",
+        "org.freedesktop.login1.Session", "LockedHint");
+    if (hello_call.overflow || get_call.overflow) return -ENAMETOOLONG;
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -errno;
@@ -331,31 +349,35 @@ static inline int keygate_wire_locked_hint(
             return r;
         }
     }
-    // EXTERNAL authentication as this effective uid (the bus checks it against SO_PEERCRED).
+    // EXTERNAL authentication as this effective uid (the bus checks it against SO_PEERCRED). A
+    // bus that rejects it answers REJECTED and closes: keygate_wire_answer returns -EACCES.
     char uid[32], hello[96];
     snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
     int used = snprintf(hello, sizeof(hello), "%cAUTH EXTERNAL ", 0);
     for (size_t i = 0; uid[i] != '\0' && used + 3 < (int)sizeof(hello); i++) {
         used += snprintf(hello + used, sizeof(hello) - (size_t)used, "%02x", (unsigned char)uid[i]);
     }
-    used += snprintf(hello + used, sizeof(hello) - (size_t)used, "\r\n");
-    r = keygate_wire_send(fd, (const unsigned char *)hello, (size_t)used, deadline);
-    char line[256];
-    if (r == 0) r = keygate_wire_line(fd, line, sizeof(line), deadline);
-    if (r == 0 && strncmp(line, "OK ", 3) != 0) r = -EACCES;
+    used += snprintf(hello + used, sizeof(hello) - (size_t)used, "\r\nBEGIN\r\n");
+    unsigned char handshake[sizeof(hello) + sizeof(hello_call.bytes) + sizeof(get_call.bytes)];
+    memcpy(handshake, hello, (size_t)used);
+    memcpy(handshake + used, hello_call.bytes, hello_call.length);
+    memcpy(handshake + used + hello_call.length, get_call.bytes, get_call.length);
+    r = keygate_wire_send(fd, handshake, (size_t)used + hello_call.length + get_call.length, deadline);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
 
-    // BEGIN, Hello and the Get go out together; the answers are read back in order.
-    keygate_wire_buffer hello_call = {{0}, 0, 0}, get_call = {{0}, 0, 0};
-    keygate_wire_call(
-        &hello_call, 1, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", NULL, NULL,
-        NULL);
-    keygate_wire_call(
-        &get_call, 2, "org.freedesktop.login1", path, "org.freedesktop.DBus.Properties", "Get", "ss",
-        "org.freedesktop.login1.Session", "LockedHint");
-    if (r == 0 && (hello_call.overflow || get_call.overflow)) r = -ENAMETOOLONG;
-    if (r == 0) r = keygate_wire_send(fd, (const unsigned char *)"BEGIN\r\n", 7, deadline);
-    if (r == 0) r = keygate_wire_send(fd, hello_call.bytes, hello_call.length, deadline);
-    if (r == 0) r = keygate_wire_send(fd, get_call.bytes, get_call.length, deadline);
+/// Reads the answer to keygate_wire_ask's question from its socket `fd` by `deadline`, then
+/// closes `fd`. Returns 0 with `*locked` set; -ETIMEDOUT past the deadline; -EACCES when the bus
+/// refused the handshake; for an error reply a negative errno with its name in `error_name`;
+/// -EBADMSG for a reply that is not a boolean in a variant.
+static inline int keygate_wire_answer(int fd, uint64_t deadline, int *locked, char error_name[128]) {
+    char line[256];
+    int r = keygate_wire_line(fd, line, sizeof(line), deadline);
+    if (r == 0 && strncmp(line, "OK ", 3) != 0) r = -EACCES;
 
     unsigned char *storage = r == 0 ? malloc(KEYGATE_WIRE_MAX_MESSAGE) : NULL;
     if (r == 0 && storage == NULL) r = -ENOMEM;
@@ -387,6 +409,15 @@ static inline int keygate_wire_locked_hint(
     free(storage);
     close(fd);
     return r;
+}
+
+/// Asks the logind on the bus socket `socket_path` for the LockedHint of `session_id` and waits
+/// for the answer, all within `deadline` (keygate_wire_ask, then keygate_wire_answer).
+static inline int keygate_wire_locked_hint(
+    const char *socket_path, const char *session_id, uint64_t deadline, int *locked, char error_name[128]) {
+    int fd = keygate_wire_ask(socket_path, session_id, deadline);
+    if (fd < 0) return fd;
+    return keygate_wire_answer(fd, deadline, locked, error_name);
 }
 
 #endif

@@ -36,8 +36,10 @@ public struct LinuxDevice: DeviceStateSource {
     private let environment: [String: String]
     private let onWarning: @Sendable (String) -> Void
     private let logindTimeoutMicroseconds: UInt64
+    /// The lock-state question sent before the device was made (`askedAhead`), for the first snapshot.
+    private let lockQuestion: LogindSession.Question?
 
-    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:logindTimeout:onWarning:)``).
+    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:logindTimeout:onWarning:askedAhead:)``).
     public static let variables = ["XDG_SESSION_ID", "DBUS_SYSTEM_BUS_ADDRESS", "KEYGATE_ENROLLMENT_FILE"]
 
     /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
@@ -51,20 +53,47 @@ public struct LinuxDevice: DeviceStateSource {
     ///     counts as locked (default 250 ms).
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
     ///     logind did not give), never a secret.
+    ///   - askedAhead: the lock-state question ``askLockState(mode:environment:logindTimeout:)``
+    ///     sent earlier: the first ``snapshot()`` within its timeout reads its answer (the state
+    ///     when it was asked), every later one asks afresh.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
         environment: [String: String] = ProcessEnvironment.current(),
         logindTimeout: Duration = .milliseconds(250),
-        onWarning: @escaping @Sendable (String) -> Void = { _ in }
+        onWarning: @escaping @Sendable (String) -> Void = { _ in },
+        askedAhead: AskedLockState? = nil
     ) {
-        let (seconds, attoseconds) = logindTimeout.components
-        self.logindTimeoutMicroseconds =
-            UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
+        self.logindTimeoutMicroseconds = Self.microseconds(logindTimeout)
         self.mode = mode
         self.proofRecords = proofRecords
         self.attemptLedger = attemptLedger
         self.environment = environment
         self.onWarning = onWarning
+        self.lockQuestion = mode == .logind ? askedAhead?.question : nil
+    }
+
+    /// The lock-state question of a device in `mode` with `environment`, sent now: in
+    /// ``Mode/logind``, in a login session, on a plain `unix:path=` bus, the bus and logind answer
+    /// while the caller goes on (opens its store), and the device made with it reads the answer
+    /// at its first snapshot. Otherwise nothing is sent and the device asks when it needs to.
+    /// For a process that makes one keychain call (the CLI); a long-lived keychain asks at each
+    /// call instead.
+    public static func askLockState(
+        mode: Mode, environment: [String: String], logindTimeout: Duration = .milliseconds(250)
+    ) -> AskedLockState {
+        guard mode == .logind else { return AskedLockState(question: nil) }
+        return AskedLockState(
+            question: LogindSession.Question.ask(environment: environment, timeout: microseconds(logindTimeout)))
+    }
+
+    /// A lock-state question sent ahead of need (``askLockState(mode:environment:logindTimeout:)``).
+    public struct AskedLockState: Sendable {
+        fileprivate let question: LogindSession.Question?
+    }
+
+    private static func microseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
     }
 
     /// The state now: lock state, unlocked since boot, and the enrolled set.
@@ -98,7 +127,10 @@ public struct LinuxDevice: DeviceStateSource {
     /// that knows it (a server, a container, CI), means unlocked; an answer that could not be
     /// read counts as locked, and says so through `onWarning`.
     private func logindLocked() -> Bool {
-        switch LogindSession.lockState(environment: environment, timeout: logindTimeoutMicroseconds) {
+        let state =
+            lockQuestion?.take()
+            ?? LogindSession.lockState(environment: environment, timeout: logindTimeoutMicroseconds)
+        switch state {
         case .noSession, .unlocked: return false
         case .locked: return true
         case .unreadable(let why):

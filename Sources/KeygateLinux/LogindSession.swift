@@ -1,5 +1,6 @@
 internal import CSystemd
 import Glibc
+import Synchronization
 
 /// The lock state of this process's login session, asked of logind over D-Bus in process (on
 /// the wire for a plain `unix:path=` bus, without loading libsystemd; through sd-bus for any
@@ -52,6 +53,11 @@ enum LogindSession {
     static func lockState(session: String, address: String, timeout: UInt64 = timeoutMicroseconds) -> LockState {
         var answer = keygate_logind_answer()
         let result = keygate_logind_locked_hint(address, session, timeout, &answer)
+        return lockState(result: result, answer: &answer)
+    }
+
+    /// What the C question's result and answer mean.
+    fileprivate static func lockState(result: Int32, answer: inout keygate_logind_answer) -> LockState {
         if result == 0 { return answer.locked != 0 ? .locked : .unlocked }
         let errorName = withUnsafeBytes(of: &answer.error_name) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
@@ -60,5 +66,47 @@ enum LogindSession {
         if noSessionErrors.contains(errorName) || errorName.hasPrefix(activationFailurePrefix) { return .noSession }
         let reason = errorName.isEmpty ? String(cString: strerror(-result)) : errorName
         return .unreadable("cannot read the login session's lock state from logind (\(reason))")
+    }
+}
+
+extension LogindSession {
+    /// A lock-state question sent ahead of need: connected and written when made, so the bus and
+    /// logind answer while the process opens its store, and read by ``take()`` when the state is
+    /// needed. Only a plain `unix:path=` bus is asked ahead. The answer is used once, and only
+    /// within the question's deadline: it is never older than the timeout (250 ms).
+    final class Question: Sendable {
+        private let pending: Mutex<keygate_logind_question>
+
+        private init(_ question: keygate_logind_question) { pending = Mutex(question) }
+
+        /// Sends the question for the session named by `XDG_SESSION_ID` in `environment` on the
+        /// bus named by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus); nil without a
+        /// session, or for a bus that cannot be asked ahead.
+        static func ask(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> Question? {
+            guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
+            let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+            var question = keygate_logind_question()
+            guard keygate_logind_ask(address ?? defaultSystemBusAddress, session, timeout, &question) == 1 else {
+                return nil
+            }
+            return Question(question)
+        }
+
+        /// The answer, the first time it is asked for within the deadline; nil after that (the
+        /// caller asks afresh).
+        func take() -> LockState? {
+            pending.withLock { question -> LockState? in
+                guard question.error != -EALREADY else { return nil }
+                guard keygate_bus_now_usec() < question.deadline else {
+                    keygate_logind_forget(&question)
+                    return nil
+                }
+                var answer = keygate_logind_answer()
+                let result = keygate_logind_answer_of(&question, &answer)
+                return LogindSession.lockState(result: result, answer: &answer)
+            }
+        }
+
+        deinit { pending.withLock { keygate_logind_forget(&$0) } }
     }
 }

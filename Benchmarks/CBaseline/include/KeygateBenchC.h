@@ -35,4 +35,9 @@ int64_t kb_count(kb_store *store);
 /// Heap allocations (malloc, calloc, realloc, aligned) made by this process so far.
 uint64_t kb_allocations(void);
 
+/// Connects to the D-Bus at `address`, owns org.freedesktop.login1 there and, on a thread of its
+/// own until the process ends (or the bus goes away), answers `LockedHint` = false for login
+/// session `session`, as systemd-logind does. Returns 0, or a negative errno.
+int kb_logind_start(const char *address, const char *session);
+
 #endif

@@ -18,13 +18,17 @@ enum LinuxWiring {
         }
     }
 
-    /// The device, warning on `console` about what cannot be read.
+    /// The environment variables the device reads.
+    static var deviceEnvironment: [String: String] { ProcessEnvironment.values(LinuxDevice.variables) }
+
+    /// The device, warning on `console` about what cannot be read; `askedAhead` is its lock-state
+    /// question, sent before the store was opened (the answer comes while it opens).
     static func device(
-        mode: LinuxDevice.Mode, records: ProofRecords?, ledger: any AttemptLedger, console: Console
+        mode: LinuxDevice.Mode, environment: [String: String], askedAhead: LinuxDevice.AskedLockState,
+        records: ProofRecords?, ledger: any AttemptLedger, console: Console
     ) -> LinuxDevice {
         LinuxDevice(
-            mode: mode, proofRecords: records, attemptLedger: ledger,
-            environment: ProcessEnvironment.values(LinuxDevice.variables),
-            onWarning: { console.err("keygate: warning: \($0)") })
+            mode: mode, proofRecords: records, attemptLedger: ledger, environment: environment,
+            onWarning: { console.err("keygate: warning: \($0)") }, askedAhead: askedAhead)
     }
 }

@@ -73,10 +73,15 @@ struct KeychainFactory: Sendable {
             return try DaemonWiring.open(global, accessGroup: accessGroup)
         }
         let paths = try global.store.paths()
+        // Asked before the store opens: in a login session, logind answers while it opens.
+        let environment = LinuxWiring.deviceEnvironment
+        let lockState = LinuxDevice.askLockState(mode: global.device.mode, environment: environment)
         let store = try SQLiteItemStore(path: paths.store)
         let runtime = LinuxWiring.proofRecords(console)
         let ledger = paths.ledger()
-        let device = LinuxWiring.device(mode: global.device.mode, records: runtime, ledger: ledger, console: console)
+        let device = LinuxWiring.device(
+            mode: global.device.mode, environment: environment, askedAhead: lockState, records: runtime, ledger: ledger,
+            console: console)
 
         var state = AuthenticationState(reuseSeconds: global.device.reuseSeconds)
         let loadedProofs = runtime?.reusableProofs(within: global.device.reuseSeconds) ?? []

@@ -1,0 +1,85 @@
+import Foundation
+import KeygateLinux
+import KeygatePolicy
+import Testing
+
+/// The lock-state question sent ahead of need (`LinuxDevice.askLockState`, what the CLI does
+/// before it opens the store): the first snapshot reads the answer the bus gave then, later ones
+/// ask afresh, an answer older than the timeout is never used, and a device in another mode
+/// sends nothing.
+@Suite(.serialized) struct LockStateAskedAheadTests {
+    static func device(
+        _ asked: LinuxDevice.AskedLockState, environment: [String: String], warnings: LogindLockStateTests.Warnings,
+        timeout: Duration = .seconds(5)
+    ) -> LinuxDevice {
+        LinuxDevice(
+            mode: .logind, environment: environment, logindTimeout: timeout, onWarning: warnings.record,
+            askedAhead: asked)
+    }
+
+    @Test func theFirstSnapshotReadsTheAnswerGivenWhenItWasAskedAndTheNextAsksAfresh() throws {
+        let bus = try PrivateSystemBus()
+        defer { bus.stop() }
+        try bus.startLogind(sessions: ["1": "true"])
+        let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .seconds(5))
+        // The answer is on its way; then the bus goes away.
+        Thread.sleep(forTimeInterval: 0.5)
+        bus.stop()
+        let warnings = LogindLockStateTests.Warnings()
+        let device = Self.device(asked, environment: environment, warnings: warnings)
+        // Asked now, with no bus socket left, the answer would be "no session" (unlocked).
+        #expect(device.snapshot(readingBiometry: false).device.isLocked == true)
+        #expect(device.snapshot(readingBiometry: false).device.isLocked == false)
+        #expect(warnings.all.isEmpty)
+    }
+
+    @Test func anAnswerOlderThanTheTimeoutIsNotUsed() throws {
+        let bus = try PrivateSystemBus()
+        defer { bus.stop() }
+        try bus.startLogind(sessions: ["1": "true"])
+        let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .milliseconds(300))
+        Thread.sleep(forTimeInterval: 0.6)
+        bus.stop()
+        let warnings = LogindLockStateTests.Warnings()
+        let device = Self.device(asked, environment: environment, warnings: warnings, timeout: .milliseconds(300))
+        #expect(device.snapshot(readingBiometry: false).device.isLocked == false)
+        #expect(warnings.all.isEmpty)
+    }
+
+    @Test func aQuestionThatFailedIsAnsweredAsTheSameQuestionAskedLaterWouldBe() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "keygate-asked-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A bus that refuses the handshake: fail closed, with the warning, at the first snapshot.
+        let bus = try ScriptedBus(
+            directory: directory, until: "LockedHint", replies: [Array("REJECTED EXTERNAL\r\n".utf8)])
+        let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus.path)"]
+        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .seconds(5))
+        let warnings = LogindLockStateTests.Warnings()
+        let device = Self.device(asked, environment: environment, warnings: warnings)
+        #expect(device.snapshot(readingBiometry: false).device.isLocked == true)
+        #expect(warnings.all.count == 1)
+        #expect(warnings.all.first?.hasSuffix("the device counts as locked") == true)
+    }
+
+    @Test func aDeviceInAnotherModeSendsNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "keygate-asked-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bus = try ScriptedBus(directory: directory, until: "LockedHint", replies: [])
+        let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus.path)"]
+        for mode in [LinuxDevice.Mode.unlocked, .locked] {
+            let asked = LinuxDevice.askLockState(mode: mode, environment: environment)
+            let device = LinuxDevice(mode: mode, environment: environment, askedAhead: asked)
+            #expect(device.snapshot(readingBiometry: false).device.isLocked == (mode == .locked))
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(!bus.wasConnectedTo)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A Unix socket that plays a bus from a script, for the handshake's edge cases: it accepts one
+/// connection, reads what the client sends until that contains `until` (or 2 s pass), keeps it,
+/// then writes each chunk of `replies` in turn (`pause` seconds apart) and leaves the
+/// connection open until the client closes it.
+final class ScriptedBus: @unchecked Sendable {
+    let path: String
+    private let listener: Int32
+    private let received = Mutex<[UInt8]>([])
+    private let connected = Mutex(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(directory: String, until: String, replies: [[UInt8]], pause: Double = 0.02) throws {
+        path = directory + "/scripted"
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 4) == 0 else {
+            close(listener)
+            throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
+        }
+        let marker = Array(until.utf8)
+        Thread { [self] in
+            defer { finished.signal() }
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            connected.withLock { $0 = true }
+            defer { close(connection) }
+            var bytes: [UInt8] = []
+            let deadline = Date().addingTimeInterval(2)
+            while !Self.contains(bytes, marker) && Date() < deadline {
+                var poll = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                guard Glibc.poll(&poll, 1, 50) > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { break }
+                bytes += chunk[0..<count]
+            }
+            received.withLock { $0 = bytes }
+            for (index, reply) in replies.enumerated() {
+                if index > 0 { Thread.sleep(forTimeInterval: pause) }
+                _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            // Until the client hangs up.
+            var byte: UInt8 = 0
+            while recv(connection, &byte, 1, 0) > 0 {}
+        }.start()
+    }
+
+    /// What the client had sent before the first reply went out (after ``waitUntilDone()``).
+    var receivedBeforeReplying: [UInt8] { received.withLock { $0 } }
+
+    /// Whether a client has connected.
+    var wasConnectedTo: Bool { connected.withLock { $0 } }
+
+    /// Waits (at most 10 s) until the connection has ended.
+    func waitUntilDone() { _ = finished.wait(timeout: .now() + 10) }
+
+    deinit {
+        // Wakes an accept still waiting (close alone does not).
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
+        guard !marker.isEmpty, bytes.count >= marker.count else { return marker.isEmpty }
+        return (0...(bytes.count - marker.count)).contains { Array(bytes[$0..<($0 + marker.count)]) == marker }
+    }
+
+    /// A little-endian method return to call `serial` carrying one variant holding the boolean
+    /// `value`: logind's answer to `Get(…, "LockedHint")`.
+    static func lockedHintReply(serial: UInt32, value: Bool) -> [UInt8] {
+        func u32(_ number: UInt32) -> [UInt8] { withUnsafeBytes(of: number.littleEndian) { Array($0) } }
+        // Header fields: REPLY_SERIAL (5, "u") at 16, SIGNATURE (8, "g") = "v" at 24; they end at 31.
+        let fields: [UInt8] =
+            [5, 1, UInt8(ascii: "u"), 0] + u32(serial) + [8, 1, UInt8(ascii: "g"), 0, 1, UInt8(ascii: "v"), 0]
+        let body: [UInt8] = [1, UInt8(ascii: "b"), 0, 0] + u32(value ? 1 : 0)
+        let header: [UInt8] =
+            [UInt8(ascii: "l"), 2, 0, 1] + u32(UInt32(body.count)) + u32(1) + u32(UInt32(fields.count))
+        return header + fields + [0] + body
+    }
+}
