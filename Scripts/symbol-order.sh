@@ -15,11 +15,19 @@
 #   Scripts/symbol-order.sh .build/release/keygate
 #   rm .build/release/keygate && make release
 #
-# Needs valgrind and python3. Names defined more than once (local symbols of the same name in
-# several objects) are left out: the linker would move every section that has one.
+# Needs valgrind, python3 and binutils (strip, nm, readelf), and a release build: not position
+# independent (the Makefile links with -no-pie), so the trace's addresses are the symbol table's.
+# The traced get runs outside a login session: the lock-state question over D-Bus is not in the
+# order. Names defined more than once (local symbols of the same name in several objects) are
+# left out: the linker would move every section that has one. The file is replaced only by a
+# complete list (one that names keygate_main); a failed run leaves it as it was.
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 KEYGATE" >&2; exit 2; }
 binary=$1
+readelf -h "$binary" | grep -q 'Type: *EXEC' || {
+  echo "$0: $binary is position independent; trace the release build (make release)" >&2
+  exit 1
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 env="HOME=$work XDG_DATA_HOME=$work/data PATH=/usr/bin:/bin"
@@ -30,7 +38,7 @@ strip --strip-debug -o "$work/keygate" "$binary"
 env -i $env valgrind --tool=lackey --trace-mem=yes --log-file="$work/trace" \
   "$work/keygate" get -s api -a me >/dev/null
 nm -n -S --defined-only "$work/keygate" >"$work/symbols"
-python3 - "$work/symbols" "$work/trace" >"$(dirname "$0")/keygate.symbol-order" <<'PY'
+python3 - "$work/symbols" "$work/trace" >"$work/order" <<'PY'
 import bisect, collections, sys
 
 symbols_path, trace_path = sys.argv[1], sys.argv[2]
@@ -78,4 +86,6 @@ for name in list(functions) + list(variables):
     if seen_names[name] == 1:
         print(name)
 PY
+grep -qx keygate_main "$work/order" || { echo "$0: the trace never reached keygate_main; nothing written" >&2; exit 1; }
+mv "$work/order" "$(dirname "$0")/keygate.symbol-order"
 wc -l "$(dirname "$0")/keygate.symbol-order"

@@ -7,9 +7,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
+
+static _Atomic int64_t kb_logind_answers;
 
 static int kb_locked_hint(
     sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
@@ -20,6 +23,7 @@ static int kb_locked_hint(
     (void)property;
     (void)userdata;
     (void)error;
+    atomic_fetch_add(&kb_logind_answers, 1);
     return sd_bus_message_append(reply, "b", 0);
 }
 
@@ -40,6 +44,8 @@ static void *kb_logind_serve(void *argument) {
     sd_bus_flush_close_unref(bus);
     return NULL;
 }
+
+int64_t kb_logind_answered(void) { return atomic_load(&kb_logind_answers); }
 
 int kb_logind_start(const char *address, const char *session) {
     sd_bus *bus = NULL;

@@ -14,6 +14,9 @@ final class LoginSession {
     let sessionID = "1"
     /// `DBUS_SYSTEM_BUS_ADDRESS` for the runs.
     let address: String
+
+    /// How many lock-state questions the stand-in logind has answered so far.
+    var answered: Int { Int(kb_logind_answered()) }
     private let directory: String
     private var daemon: Child?
 
@@ -51,12 +54,13 @@ final class LoginSession {
             return nil
         }
         self.daemon = daemon
-        var waited = 0
-        while access(socket, F_OK) != 0 && waited < 500 {
+        // The socket file appears at bind, a moment before the bus listens: tried for up to 5 s.
+        var started = -ETIMEDOUT
+        for _ in 0..<500 {
+            started = access(socket, F_OK) == 0 ? kb_logind_start(address, sessionID) : -ENOENT
+            if started != -ECONNREFUSED && started != -ENOENT { break }
             usleep(10_000)
-            waited += 1
         }
-        let started = access(socket, F_OK) == 0 ? kb_logind_start(address, sessionID) : -ETIMEDOUT
         guard started == 0 else {
             failure = "the stand-in logind did not start (\(String(cString: strerror(-started))))"
             stop()

@@ -211,7 +211,10 @@ static inline int keygate_wire_line(int fd, char *line, size_t size, uint64_t de
         if (peeked > 0) {
             char *end = memchr(line + used, '\n', (size_t)peeked);
             size_t take = end == NULL ? (size_t)peeked : (size_t)(end - (line + used)) + 1;
-            ssize_t got = recv(fd, line + used, take, MSG_DONTWAIT);
+            ssize_t got;
+            do {
+                got = recv(fd, line + used, take, MSG_DONTWAIT);
+            } while (got < 0 && errno == EINTR);
             if (got != (ssize_t)take) return got < 0 ? -errno : -EBADMSG;
             used += take;
             if (end == NULL) continue;
@@ -311,9 +314,10 @@ static inline int keygate_wire_next(
 }
 
 /// Connects to the bus socket `socket_path` and sends the whole question for the LockedHint of
-/// `session_id` (the EXTERNAL handshake, BEGIN, Hello and the Get, in one write, as sd-bus sends
-/// its handshake: the bus answers AUTH with one line and then the calls, in order, so the
-/// question costs one round trip to the bus, not two), without waiting for an answer. Returns the
+/// `session_id` (the EXTERNAL handshake, BEGIN, Hello and the Get, in one write: SASL on a bus
+/// need not be synchronous, as dbus-broker documents and dbus-daemon does; the bus answers AUTH
+/// with one line and then the calls, in order, so the question costs one round trip to the bus,
+/// not two), without waiting for an answer. Returns the
 /// socket, from which keygate_wire_answer reads the answer; -ENOENT when there is no socket; a
 /// negative errno when it cannot be connected to or written by `deadline` (CLOCK_MONOTONIC, µs).
 static inline int keygate_wire_ask(const char *socket_path, const char *session_id, uint64_t deadline) {
@@ -336,21 +340,25 @@ static inline int keygate_wire_ask(const char *socket_path, const char *session_
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -errno;
-    if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
+    // A Unix socket's connect does not go on in the background: EAGAIN is a full listen queue,
+    // tried again every millisecond until the deadline.
+    while (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
         r = -errno;
-        if (r == -EINPROGRESS || r == -EAGAIN) {
-            r = keygate_wire_wait(fd, POLLOUT, deadline);
-            int failure = 0;
-            socklen_t length = sizeof(failure);
-            if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 && failure != 0) r = -failure;
+        if (r == -EISCONN) break;
+        if (r == -EAGAIN || r == -EINTR) {
+            if (keygate_wire_now_usec() >= deadline) {
+                r = -ETIMEDOUT;
+            } else {
+                struct timespec pause = {0, 1000000};
+                nanosleep(&pause, NULL);
+                continue;
+            }
         }
-        if (r < 0) {
-            close(fd);
-            return r;
-        }
+        close(fd);
+        return r;
     }
     // EXTERNAL authentication as this effective uid (the bus checks it against SO_PEERCRED). A
-    // bus that rejects it answers REJECTED and closes: keygate_wire_answer returns -EACCES.
+    // bus that rejects it answers REJECTED: keygate_wire_answer returns -EACCES.
     char uid[32], hello[96];
     snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
     int used = snprintf(hello, sizeof(hello), "%cAUTH EXTERNAL ", 0);

@@ -54,8 +54,9 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
     ///     logind did not give), never a secret.
     ///   - askedAhead: the lock-state question ``askLockState(mode:environment:logindTimeout:)``
-    ///     sent earlier: the first ``snapshot()`` within its timeout reads its answer (the state
-    ///     when it was asked), every later one asks afresh.
+    ///     sent earlier: the first ``snapshot()`` reads its answer (the state when it was asked),
+    ///     when it asked about this device's session and bus less than `logindTimeout` ago;
+    ///     every other snapshot asks afresh.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
         environment: [String: String] = ProcessEnvironment.current(),
@@ -127,10 +128,9 @@ public struct LinuxDevice: DeviceStateSource {
     /// that knows it (a server, a container, CI), means unlocked; an answer that could not be
     /// read counts as locked, and says so through `onWarning`.
     private func logindLocked() -> Bool {
-        let state =
-            lockQuestion?.take()
-            ?? LogindSession.lockState(environment: environment, timeout: logindTimeoutMicroseconds)
-        switch state {
+        switch LogindSession.lockState(
+            environment: environment, askedAhead: lockQuestion, timeout: logindTimeoutMicroseconds)
+        {
         case .noSession, .unlocked: return false
         case .locked: return true
         case .unreadable(let why):

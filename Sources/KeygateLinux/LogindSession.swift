@@ -71,36 +71,53 @@ enum LogindSession {
 
 extension LogindSession {
     /// A lock-state question sent ahead of need: connected and written when made, so the bus and
-    /// logind answer while the process opens its store, and read by ``take()`` when the state is
-    /// needed. Only a plain `unix:path=` bus is asked ahead. The answer is used once, and only
-    /// within the question's deadline: it is never older than the timeout (250 ms).
+    /// logind answer while the process opens its store, and read by ``take(session:address:timeout:)``
+    /// when the state is needed. Only a plain `unix:path=` bus is asked ahead. The answer is used
+    /// once, only for the same session on the same bus, and only when the question is younger
+    /// than the caller's timeout: it never says more than the timeout (250 ms) about the past.
     final class Question: Sendable {
+        /// The session and bus address asked about.
+        let session: String
+        let address: String
+        private let askedAt: UInt64
         private let pending: Mutex<keygate_logind_question>
 
-        private init(_ question: keygate_logind_question) { pending = Mutex(question) }
-
-        /// Sends the question for the session named by `XDG_SESSION_ID` in `environment` on the
-        /// bus named by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus); nil without a
-        /// session, or for a bus that cannot be asked ahead.
-        static func ask(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> Question? {
-            guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
-            let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-            var question = keygate_logind_question()
-            guard keygate_logind_ask(address ?? defaultSystemBusAddress, session, timeout, &question) == 1 else {
-                return nil
-            }
-            return Question(question)
+        private init(session: String, address: String, askedAt: UInt64, question: keygate_logind_question) {
+            self.session = session
+            self.address = address
+            self.askedAt = askedAt
+            pending = Mutex(question)
         }
 
-        /// The answer, the first time it is asked for within the deadline; nil after that (the
-        /// caller asks afresh).
-        func take() -> LockState? {
-            pending.withLock { question -> LockState? in
+        /// Sends the question for the session named by `XDG_SESSION_ID` in `environment` on the
+        /// bus named by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus), connecting and
+        /// writing within `timeout` µs; nil without a session, or for a bus that cannot be asked
+        /// ahead.
+        static func ask(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> Question? {
+            guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
+            let address =
+                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? defaultSystemBusAddress
+            let askedAt = keygate_bus_now_usec()
+            var question = keygate_logind_question()
+            guard keygate_logind_ask(address, session, timeout, &question) == 1 else { return nil }
+            return Question(session: session, address: address, askedAt: askedAt, question: question)
+        }
+
+        /// The answer for `session` on the bus at `address`, the first time it is asked for and
+        /// while the question is younger than `timeout` µs, read within `timeout` µs from now;
+        /// nil otherwise (the caller asks afresh).
+        func take(session: String, address: String, timeout: UInt64) -> LockState? {
+            guard session == self.session, address == self.address else { return nil }
+            return pending.withLock { question -> LockState? in
                 guard question.error != -EALREADY else { return nil }
-                guard keygate_bus_now_usec() < question.deadline else {
+                let now = keygate_bus_now_usec()
+                guard now < askedAt + timeout else {
                     keygate_logind_forget(&question)
                     return nil
                 }
+                // What arrives from now on is no older than the question: read with a full timeout.
+                question.deadline = now + timeout
                 var answer = keygate_logind_answer()
                 let result = keygate_logind_answer_of(&question, &answer)
                 return LogindSession.lockState(result: result, answer: &answer)
@@ -108,5 +125,17 @@ extension LogindSession {
         }
 
         deinit { pending.withLock { keygate_logind_forget(&$0) } }
+    }
+
+    /// The answer `question` holds for the session and bus of `environment` (see
+    /// ``Question/take(session:address:timeout:)``), else the lock state asked now.
+    static func lockState(environment: [String: String], askedAhead question: Question?, timeout: UInt64) -> LockState {
+        if let question, let session = environment["XDG_SESSION_ID"], !session.isEmpty {
+            let address =
+                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? defaultSystemBusAddress
+            if let answer = question.take(session: session, address: address, timeout: timeout) { return answer }
+        }
+        return lockState(environment: environment, timeout: timeout)
     }
 }

@@ -48,6 +48,33 @@ import Testing
         #expect(warnings.all.isEmpty)
     }
 
+    @Test func aQuestionAboutAnotherSessionOrOlderThanTheDevicesTimeoutIsNotUsed() throws {
+        let bus = try PrivateSystemBus()
+        defer { bus.stop() }
+        try bus.startLogind(sessions: ["1": "true"])
+        let asked = LinuxDevice.askLockState(
+            mode: .logind, environment: ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address],
+            logindTimeout: .seconds(5))
+        Thread.sleep(forTimeInterval: 0.5)
+        let warnings = LogindLockStateTests.Warnings()
+        // Session 2, which logind does not know: asked afresh, no session (unlocked).
+        let other = Self.device(
+            asked, environment: ["XDG_SESSION_ID": "2", "DBUS_SYSTEM_BUS_ADDRESS": bus.address], warnings: warnings)
+        #expect(other.snapshot(readingBiometry: false).device.isLocked == false)
+        // The same session, but a device that allows an answer only 300 ms old: asked afresh,
+        // with the bus gone, no session.
+        let asked2 = LinuxDevice.askLockState(
+            mode: .logind, environment: ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address],
+            logindTimeout: .seconds(5))
+        Thread.sleep(forTimeInterval: 0.5)
+        bus.stop()
+        let strict = Self.device(
+            asked2, environment: ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address], warnings: warnings,
+            timeout: .milliseconds(300))
+        #expect(strict.snapshot(readingBiometry: false).device.isLocked == false)
+        #expect(warnings.all.isEmpty)
+    }
+
     @Test func aQuestionThatFailedIsAnsweredAsTheSameQuestionAskedLaterWouldBe() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "keygate-asked-\(UUID().uuidString)"
@@ -63,6 +90,7 @@ import Testing
         let device = Self.device(asked, environment: environment, warnings: warnings)
         #expect(device.snapshot(readingBiometry: false).device.isLocked == true)
         #expect(warnings.all.count == 1)
+        #expect(warnings.all.first?.contains("(Permission denied)") == true)
         #expect(warnings.all.first?.hasSuffix("the device counts as locked") == true)
     }
 

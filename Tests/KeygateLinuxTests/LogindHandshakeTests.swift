@@ -70,6 +70,8 @@ import Testing
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == true)
         #expect(warnings.all.count == 1)
+        // Refused, not timed out.
+        #expect(warnings.all.first?.contains("(Permission denied)") == true)
         #expect(warnings.all.first?.hasSuffix("the device counts as locked") == true)
     }
 
@@ -81,5 +83,7 @@ import Testing
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == true)
         #expect(warnings.all.count == 1)
+        // A bad message, not a time-out.
+        #expect(warnings.all.first?.contains("(Bad message)") == true)
     }
 }

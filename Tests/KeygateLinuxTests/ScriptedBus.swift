@@ -5,17 +5,23 @@ import Synchronization
 /// A Unix socket that plays a bus from a script, for the handshake's edge cases: it accepts one
 /// connection, reads what the client sends until that contains `until` (or 2 s pass), keeps it,
 /// then writes each chunk of `replies` in turn (`pause` seconds apart) and leaves the
-/// connection open until the client closes it.
-final class ScriptedBus: @unchecked Sendable {
+/// connection open until the client closes it. Its deinit ends a wait for a connection.
+final class ScriptedBus {
     let path: String
     private let listener: Int32
-    private let received = Mutex<[UInt8]>([])
-    private let connected = Mutex(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let log = Log()
+
+    /// What the serving thread saw; the thread holds this, not the bus, so the bus's deinit runs.
+    private final class Log: Sendable {
+        let received = Mutex<[UInt8]>([])
+        let connected = Mutex(false)
+        let finished = DispatchSemaphore(value: 0)
+    }
 
     init(directory: String, until: String, replies: [[UInt8]], pause: Double = 0.02) throws {
-        path = directory + "/scripted"
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let path = directory + "/scripted"
+        self.path = path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -31,13 +37,15 @@ final class ScriptedBus: @unchecked Sendable {
             close(listener)
             throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
         }
+        self.listener = listener
         let marker = Array(until.utf8)
-        Thread { [self] in
-            defer { finished.signal() }
+        let log = self.log
+        Thread {
+            defer { log.finished.signal() }
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
-            connected.withLock { $0 = true }
             defer { close(connection) }
+            log.connected.withLock { $0 = true }
             var bytes: [UInt8] = []
             let deadline = Date().addingTimeInterval(2)
             while !Self.contains(bytes, marker) && Date() < deadline {
@@ -48,7 +56,7 @@ final class ScriptedBus: @unchecked Sendable {
                 if count <= 0 { break }
                 bytes += chunk[0..<count]
             }
-            received.withLock { $0 = bytes }
+            log.received.withLock { $0 = bytes }
             for (index, reply) in replies.enumerated() {
                 if index > 0 { Thread.sleep(forTimeInterval: pause) }
                 _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -60,13 +68,13 @@ final class ScriptedBus: @unchecked Sendable {
     }
 
     /// What the client had sent before the first reply went out (after ``waitUntilDone()``).
-    var receivedBeforeReplying: [UInt8] { received.withLock { $0 } }
+    var receivedBeforeReplying: [UInt8] { log.received.withLock { $0 } }
 
     /// Whether a client has connected.
-    var wasConnectedTo: Bool { connected.withLock { $0 } }
+    var wasConnectedTo: Bool { log.connected.withLock { $0 } }
 
     /// Waits (at most 10 s) until the connection has ended.
-    func waitUntilDone() { _ = finished.wait(timeout: .now() + 10) }
+    func waitUntilDone() { _ = log.finished.wait(timeout: .now() + 10) }
 
     deinit {
         // Wakes an accept still waiting (close alone does not).

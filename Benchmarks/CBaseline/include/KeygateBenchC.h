@@ -40,4 +40,7 @@ uint64_t kb_allocations(void);
 /// session `session`, as systemd-logind does. Returns 0, or a negative errno.
 int kb_logind_start(const char *address, const char *session);
 
+/// How many `LockedHint` questions the stand-in logind has answered in this process.
+int64_t kb_logind_answered(void);
+
 #endif
