@@ -265,6 +265,27 @@ final class OnThread<Value: Sendable>: @unchecked Sendable {
     }
 }
 
+/// A Unix stream socket bound to `path` and listening (a backlog of `backlog`).
+func listeningUnixSocket(path: String, backlog: Int32) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+        for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard bound == 0, listen(descriptor, backlog) == 0 else {
+        close(descriptor)
+        throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
+    }
+    return descriptor
+}
+
 /// A Unix socket that accepts connections (the kernel's backlog) and never says a word: a
 /// bus that never answers.
 final class SilentSocket {
@@ -273,22 +294,7 @@ final class SilentSocket {
 
     init(directory: String) throws {
         path = directory + "/silent"
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(descriptor, 16) == 0 else {
-            close(descriptor)
-            throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
-        }
+        descriptor = try listeningUnixSocket(path: path, backlog: 16)
     }
 
     deinit { close(descriptor) }

@@ -21,22 +21,7 @@ final class ScriptedBus {
     init(directory: String, until: String, replies: [[UInt8]], pause: Double = 0.02) throws {
         let path = directory + "/scripted"
         self.path = path
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 4) == 0 else {
-            close(listener)
-            throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")
-        }
+        let listener = try listeningUnixSocket(path: path, backlog: 4)
         self.listener = listener
         let marker = Array(until.utf8)
         let log = self.log
