@@ -878,11 +878,13 @@ public final class JSONLinesAuditSink: AuditSink {
         return (current, recovery.records > 0 || recovery.tornBytes > 0 ? recovery : nil)
     }
 
-    /// Appends the lines of `records`, each followed by a newline, in one write (retried until
-    /// all are written), cutting a torn write back off.
+    /// Appends the lines of `records`, each followed by a newline: one record by one `writev` of
+    /// its line's own bytes (no copy); several in writes of up to ``writeChunk`` bytes (a list's
+    /// records run to tens of megabytes, which one buffer would hold a second time). All of them
+    /// or, when a write fails, none: what this call wrote is cut back off.
     /// - Returns: how many bytes were written.
     /// - Throws: `errSecIO` when a line is longer than a trail may hold (nothing is written)
-    ///   or the write fails.
+    ///   or a write fails.
     func append(_ records: [AuditRecord], to descriptor: Int32, size: off_t) throws(KeygateError) -> Int {
         for record in records where record.line.utf8.count > AuditRecord.maximumLineLength {
             throw KeygateError(
@@ -890,43 +892,57 @@ public final class JSONLinesAuditSink: AuditSink {
                 "the audit record would be \(record.line.utf8.count) bytes, longer than the "
                     + "\(AuditRecord.maximumLineLength) a trail line may hold; nothing was written")
         }
-        if records.count == 1 {
-            // The usual append: the line's own bytes and a newline, gathered by one `writev`
-            // (no copy of the line).
-            var line = records[0].line
-            let written = line.withUTF8 { (text: UnsafeBufferPointer<UInt8>) -> Int in
-                var newline: UInt8 = 10
-                return withUnsafeMutablePointer(to: &newline) { (end: UnsafeMutablePointer<UInt8>) -> Int in
-                    var pieces = [
-                        iovec(iov_base: UnsafeMutableRawPointer(mutating: text.baseAddress), iov_len: text.count),
-                        iovec(iov_base: UnsafeMutableRawPointer(end), iov_len: 1),
-                    ]
-                    var result = 0
-                    repeat {
-                        result = writev(descriptor, &pieces, 2)
-                    } while result < 0 && errno == EINTR
-                    return result
-                }
-            }
-            let total = line.utf8.count + 1
-            if written == total { return total }
-            if written < 0 {
-                let error = failure("cannot write to \(path)")
-                _ = ftruncate(descriptor, size)
-                throw error
-            }
-            // A short write (a full disk, a signal): cut it off and write the whole line again.
-            _ = ftruncate(descriptor, size)
-        }
-        var bytes: [UInt8] = []
-        // One allocation for the whole write (a list's records run to tens of megabytes).
-        bytes.reserveCapacity(records.reduce(0) { $0 + $1.line.utf8.count + 1 })
+        if records.count == 1 { return try append(line: records[0].line, to: descriptor, end: size) }
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(min(Self.writeChunk, records.reduce(0) { $0 + $1.line.utf8.count + 1 }))
+        var written = 0
         for record in records {
-            bytes += record.line.utf8
-            bytes.append(10)
+            if !chunk.isEmpty && chunk.count + record.line.utf8.count + 1 > Self.writeChunk {
+                try append(chunk, to: descriptor, size: size)
+                written += chunk.count
+                chunk.removeAll(keepingCapacity: true)
+            }
+            chunk += record.line.utf8
+            chunk.append(10)
         }
-        try append(bytes, to: descriptor, size: size)
-        return bytes.count
+        // `size`, not the chunk's start: a failed write cuts every line of this call back off.
+        try append(chunk, to: descriptor, size: size)
+        return written + chunk.count
+    }
+
+    /// The most bytes of several records gathered for one write.
+    static let writeChunk = 1 << 20
+
+    /// Appends `line` and a newline to the trail, which ends at `end`: the line's own bytes and
+    /// the newline gathered by one `writev`; after a short write (a full disk, a signal), cut
+    /// back to `end` and written whole again.
+    /// - Returns: how many bytes were written.
+    private func append(line: String, to descriptor: Int32, end: off_t) throws(KeygateError) -> Int {
+        var line = line
+        let total = line.utf8.count + 1
+        let written = line.withUTF8 { (text: UnsafeBufferPointer<UInt8>) -> Int in
+            var newline: UInt8 = 10
+            return withUnsafeMutablePointer(to: &newline) { (final: UnsafeMutablePointer<UInt8>) -> Int in
+                var pieces = [
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: text.baseAddress), iov_len: text.count),
+                    iovec(iov_base: UnsafeMutableRawPointer(final), iov_len: 1),
+                ]
+                var result = 0
+                repeat {
+                    result = writev(descriptor, &pieces, 2)
+                } while result < 0 && errno == EINTR
+                return result
+            }
+        }
+        if written == total { return total }
+        if written < 0 {
+            let error = failure("cannot write to \(path)")
+            _ = ftruncate(descriptor, end)
+            throw error
+        }
+        _ = ftruncate(descriptor, end)
+        try append(Array(line.utf8) + [10], to: descriptor, size: end)
+        return total
     }
 
     /// Appends `bytes` in one write (retried until all are written), cutting a torn write back off.
