@@ -40,12 +40,18 @@ enum LogindSession {
     /// systemd, whose logind service file runs `/bin/false`): no logind either.
     static let activationFailurePrefix = "org.freedesktop.DBus.Error.Spawn."
 
-    /// The lock state of the session named by `XDG_SESSION_ID` in `environment`, on the bus named
-    /// by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus).
-    static func lockState(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> LockState {
-        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return .noSession }
+    /// The session named by `XDG_SESSION_ID` in `environment` and the bus named by its
+    /// `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus); nil outside a session.
+    static func target(_ environment: [String: String]) -> (session: String, address: String)? {
+        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
         let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        return lockState(session: session, address: address ?? defaultSystemBusAddress, timeout: timeout)
+        return (session, address ?? defaultSystemBusAddress)
+    }
+
+    /// The lock state of the session and bus ``target(_:)`` names in `environment`.
+    static func lockState(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> LockState {
+        guard let (session, address) = target(environment) else { return .noSession }
+        return lockState(session: session, address: address, timeout: timeout)
     }
 
     /// The lock state of `session` as the logind on the bus at `address` sees it, within
@@ -94,10 +100,7 @@ extension LogindSession {
         /// writing within `timeout` µs; nil without a session, or for a bus that cannot be asked
         /// ahead.
         static func ask(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> Question? {
-            guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
-            let address =
-                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? defaultSystemBusAddress
+            guard let (session, address) = target(environment) else { return nil }
             let askedAt = keygate_bus_now_usec()
             var question = keygate_logind_question()
             guard keygate_logind_ask(address, session, timeout, &question) == 1 else { return nil }
@@ -130,12 +133,8 @@ extension LogindSession {
     /// The answer `question` holds for the session and bus of `environment` (see
     /// ``Question/take(session:address:timeout:)``), else the lock state asked now.
     static func lockState(environment: [String: String], askedAhead question: Question?, timeout: UInt64) -> LockState {
-        if let question, let session = environment["XDG_SESSION_ID"], !session.isEmpty {
-            let address =
-                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? defaultSystemBusAddress
-            if let answer = question.take(session: session, address: address, timeout: timeout) { return answer }
-        }
-        return lockState(environment: environment, timeout: timeout)
+        guard let (session, address) = target(environment) else { return .noSession }
+        if let answer = question?.take(session: session, address: address, timeout: timeout) { return answer }
+        return lockState(session: session, address: address, timeout: timeout)
     }
 }

@@ -76,14 +76,9 @@ import Testing
     }
 
     @Test func aQuestionThatFailedIsAnsweredAsTheSameQuestionAskedLaterWouldBe() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "keygate-asked-\(UUID().uuidString)"
-        ).path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         // A bus that refuses the handshake: fail closed, with the warning, at the first snapshot.
         let bus = try ScriptedBus(
-            directory: directory, until: "LockedHint", replies: [Array("REJECTED EXTERNAL\r\n".utf8)])
+            until: "LockedHint", replies: [Array("REJECTED EXTERNAL\r\n".utf8)])
         let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus.path)"]
         let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .seconds(5))
         let warnings = LogindLockStateTests.Warnings()
@@ -95,12 +90,7 @@ import Testing
     }
 
     @Test func aDeviceInAnotherModeSendsNothing() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "keygate-asked-\(UUID().uuidString)"
-        ).path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bus = try ScriptedBus(directory: directory, until: "LockedHint", replies: [])
+        let bus = try ScriptedBus(until: "LockedHint", replies: [])
         let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus.path)"]
         for mode in [LinuxDevice.Mode.unlocked, .locked] {
             let asked = LinuxDevice.askLockState(mode: mode, environment: environment)

@@ -9,21 +9,13 @@ import Testing
 @Suite(.serialized) struct LogindHandshakeTests {
     static let okLine = Array("OK 0123456789abcdef0123456789abcdef\r\n".utf8)
 
-    /// A scripted bus in a fresh directory (removed by the caller's `defer`).
-    static func bus(_ directory: String, replies: [[UInt8]]) throws -> ScriptedBus {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return try ScriptedBus(directory: directory, until: "LockedHint", replies: replies)
-    }
-
-    static func directory() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("keygate-scripted-\(UUID().uuidString)").path
+    static func bus(replies: [[UInt8]]) throws -> ScriptedBus {
+        try ScriptedBus(until: "LockedHint", replies: replies)
     }
 
     @Test func theHandshakeAndTheQuestionGoOutInOneWrite() throws {
-        let directory = Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         // The line and the answer in one chunk, as a bus that read everything at once sends them.
-        let bus = try Self.bus(directory, replies: [Self.okLine + ScriptedBus.lockedHintReply(serial: 2, value: false)])
+        let bus = try Self.bus(replies: [Self.okLine + ScriptedBus.lockedHintReply(serial: 2, value: false)])
         let warnings = LogindLockStateTests.Warnings()
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == false)
@@ -38,9 +30,7 @@ import Testing
     }
 
     @Test func aLockedAnswerRightAfterTheLineIsLocked() throws {
-        let directory = Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bus = try Self.bus(directory, replies: [Self.okLine + ScriptedBus.lockedHintReply(serial: 2, value: true)])
+        let bus = try Self.bus(replies: [Self.okLine + ScriptedBus.lockedHintReply(serial: 2, value: true)])
         let warnings = LogindLockStateTests.Warnings()
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == true)
@@ -48,10 +38,7 @@ import Testing
     }
 
     @Test func aLineInPiecesIsReadWhole() throws {
-        let directory = Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let bus = try Self.bus(
-            directory,
             replies: [
                 Array(Self.okLine[0..<10]),
                 Array(Self.okLine[10...]) + ScriptedBus.lockedHintReply(serial: 2, value: false),
@@ -63,9 +50,7 @@ import Testing
     }
 
     @Test func aRefusedHandshakeFailsClosed() throws {
-        let directory = Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bus = try Self.bus(directory, replies: [Array("REJECTED EXTERNAL\r\n".utf8)])
+        let bus = try Self.bus(replies: [Array("REJECTED EXTERNAL\r\n".utf8)])
         let warnings = LogindLockStateTests.Warnings()
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == true)
@@ -76,9 +61,7 @@ import Testing
     }
 
     @Test func aLineThatNeverEndsFailsClosed() throws {
-        let directory = Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bus = try Self.bus(directory, replies: [[UInt8](repeating: UInt8(ascii: "x"), count: 300)])
+        let bus = try Self.bus(replies: [[UInt8](repeating: UInt8(ascii: "x"), count: 300)])
         let warnings = LogindLockStateTests.Warnings()
         #expect(
             LogindLockStateTests.isLocked(session: "1", address: "unix:path=\(bus.path)", warnings: warnings) == true)

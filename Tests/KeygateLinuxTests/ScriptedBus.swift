@@ -1,13 +1,16 @@
 import Foundation
 import Glibc
+import KeygateTesting
 import Synchronization
 
 /// A Unix socket that plays a bus from a script, for the handshake's edge cases: it accepts one
 /// connection, reads what the client sends until that contains `until` (or 2 s pass), keeps it,
 /// then writes each chunk of `replies` in turn (`pause` seconds apart) and leaves the
-/// connection open until the client closes it. Its deinit ends a wait for a connection.
+/// connection open until the client closes it. Its socket lives in a directory of its own; its
+/// deinit ends a wait for a connection and removes the directory.
 final class ScriptedBus {
     let path: String
+    private let directory: TemporaryDirectory
     private let listener: Int32
     private let log = Log()
 
@@ -18,8 +21,9 @@ final class ScriptedBus {
         let finished = DispatchSemaphore(value: 0)
     }
 
-    init(directory: String, until: String, replies: [[UInt8]], pause: Double = 0.02) throws {
-        let path = directory + "/scripted"
+    init(until: String, replies: [[UInt8]], pause: Double = 0.02) throws {
+        directory = try TemporaryDirectory()
+        let path = directory.path + "/scripted"
         self.path = path
         let listener = try listeningUnixSocket(path: path, backlog: 4)
         self.listener = listener
@@ -33,7 +37,7 @@ final class ScriptedBus {
             log.connected.withLock { $0 = true }
             var bytes: [UInt8] = []
             let deadline = Date().addingTimeInterval(2)
-            while !Self.contains(bytes, marker) && Date() < deadline {
+            while bytes.firstRange(of: marker) == nil && Date() < deadline {
                 var poll = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
                 guard Glibc.poll(&poll, 1, 50) > 0 else { continue }
                 var chunk = [UInt8](repeating: 0, count: 4096)
@@ -65,11 +69,6 @@ final class ScriptedBus {
         // Wakes an accept still waiting (close alone does not).
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
-    }
-
-    private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
-        guard !marker.isEmpty, bytes.count >= marker.count else { return marker.isEmpty }
-        return (0...(bytes.count - marker.count)).contains { Array(bytes[$0..<($0 + marker.count)]) == marker }
     }
 
     /// A little-endian method return to call `serial` carrying one variant holding the boolean
