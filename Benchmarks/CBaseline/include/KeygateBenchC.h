@@ -43,4 +43,10 @@ int kb_logind_start(const char *address, const char *session);
 /// How many `LockedHint` questions the stand-in logind has answered in this process.
 int64_t kb_logind_answered(void);
 
+/// Runs `count` PAM transactions (pam_start, pam_authenticate, pam_acct_mgmt, pam_end on this
+/// thread, every prompt answered with `secret`) through the PAM library at `library` (already
+/// loaded: the same handle). Returns how many succeeded, or -1 when the library cannot be used.
+int64_t kb_pam_transactions(const char *library, const char *service, const char *user, const char *secret,
+                            int64_t count);
+
 #endif
