@@ -44,6 +44,7 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
     let memoryCopy = access("/dev/shm", W_OK) == 0 ? try fixture.copy(in: "/dev/shm") : nil
     defer { if let memoryCopy { removeTree(memoryCopy) } }
     let hello = helloWorld()
+    let durableHello = durableHelloWorld()
     var plainGet: Double?
     if let binary = keygateBinary {
         // A desktop's login session: a bus with a logind to ask the session's lock state of.
@@ -65,10 +66,15 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
                 environment: Optional(cliEnvironment(home, session: session))
             )
         }
-        // The hello world in the same rounds: the ratio compares runs of the same moments.
+        // The hello worlds in the same rounds: the ratios compare runs of the same moments. The
+        // durable one appends to a file beside the store (the same disk).
+        let floorFile = copy + "/floor.log"
         let medians = interleavedMedianRuns(
-            (hello.map { [(arguments: [$0], environment: nil)] } ?? []) + gets, runs: scale.processRuns)
+            (hello.map { [(arguments: [$0], environment: nil)] } ?? [])
+                + (durableHello.map { [(arguments: [$0, floorFile], environment: nil)] } ?? []) + gets,
+            runs: scale.processRuns)
         let helloTime = hello == nil ? nil : medians[0]
+        let durableHelloTime = durableHello == nil ? nil : medians[hello == nil ? 0 : 1]
         let helloText = helloTime.map(duration) ?? "n/a"
         // A session row whose runs were not all answered by logind measured something else (a
         // wrong path or name reads as "no session", unlocked, and the get succeeds anyway).
@@ -89,6 +95,15 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
         if session == nil {
             table.add(Row(name: "keygate get in a login session", ours: "not run: " + sessionFailure, target: "≤ 3 ms"))
         }
+        // What the disk adds to any durable read: the plain get beside a hello world that
+        // makes one line durable on the same disk before it answers.
+        table.add(
+            Row(
+                name: "keygate get (as above)", ours: plainGet.map(duration) ?? "failed",
+                baselineName: "static Swift hello world + one line appended and fdatasync'd on the store's disk",
+                baseline: durableHelloTime.map(duration) ?? "n/a",
+                ratio: plainGet.flatMap { ours in durableHelloTime.map { ratio(ours, $0) } } ?? "n/a",
+                target: "—"))
     } else {
         table.add(Row(name: "keygate get", ours: "not built (KEYGATE_BIN)", target: "≤ 3 ms"))
     }
@@ -105,10 +120,33 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
 /// A static Swift hello world, compiled once into the cache (nil without swiftc), measured as
 /// installed like keygate (Installed.swift).
 func helloWorld() -> String? {
-    let binary = cacheRoot + "/hello-static"
+    staticSwiftProgram("hello-static", source: "print(\"hello\")\n")
+}
+
+/// The floor of any `get` whose decision must be durable before its answer: a static Swift
+/// hello world that first appends one line to the file named by its argument and `fdatasync`s
+/// it (as the trail's writer does for each record), then prints. Nil without swiftc.
+func durableHelloWorld() -> String? {
+    staticSwiftProgram(
+        "hello-durable",
+        source: """
+            import Glibc
+            let file = open(CommandLine.arguments[1], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            let line = Array("{\\"decision\\":\\"allow\\"}\\n".utf8)
+            guard file >= 0, write(file, line, line.count) == line.count, fdatasync(file) == 0 else { exit(1) }
+            close(file)
+            print("hello")
+
+            """)
+}
+
+/// A static Swift program compiled once from `source` into the cache as `name` (nil without
+/// swiftc or when it does not compile), measured as installed like keygate (Installed.swift).
+private func staticSwiftProgram(_ name: String, source text: String) -> String? {
+    let binary = cacheRoot + "/" + name
     if access(binary, X_OK) != 0 {
-        let source = cacheRoot + "/hello.swift"
-        _ = FileManager.default.createFile(atPath: source, contents: Data("print(\"hello\")\n".utf8))
+        let source = cacheRoot + "/" + name + ".swift"
+        _ = FileManager.default.createFile(atPath: source, contents: Data(text.utf8))
         let compiler = ProcessInfo.processInfo.environment["SWIFTC"] ?? "swiftc"
         guard let built = run([compiler, "-O", "-static-stdlib", source, "-o", binary]), built.status == 0 else {
             return nil
