@@ -67,3 +67,22 @@ int kb_logind_start(const char *address, const char *session) {
     pthread_detach(thread);
     return 0;
 }
+
+int kb_logind_ask(const char *address, const char *session) {
+    sd_bus *bus = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    char *path = NULL;
+    int locked = 0;
+    int r = sd_bus_new(&bus);
+    if (r >= 0) r = sd_bus_set_address(bus, address);
+    if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
+    if (r >= 0) r = sd_bus_start(bus);
+    if (r >= 0) r = sd_bus_path_encode("/org/freedesktop/login1/session", session, &path);
+    if (r >= 0)
+        r = sd_bus_get_property_trivial(
+            bus, "org.freedesktop.login1", path, "org.freedesktop.login1.Session", "LockedHint", &error, 'b', &locked);
+    free(path);
+    sd_bus_error_free(&error);
+    sd_bus_flush_close_unref(bus);
+    return r < 0 ? r : locked != 0;
+}

@@ -79,8 +79,10 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
         // A session row whose runs were not all answered by logind measured something else (a
         // wrong path or name reads as "no session", unlocked, and the get succeeds anyway).
         let unanswered = session.map { $0.answered < scale.processRuns } ?? false
+        var sessionGet: Double?
         for ((name, _, asked), time) in zip(variants, medians.suffix(variants.count)) {
             if name == "keygate get" { plainGet = time }
+            if asked != nil && !unanswered { sessionGet = time }
             let failed = asked != nil && unanswered
             table.add(
                 Row(
@@ -94,6 +96,26 @@ func processRows(_ table: Table, scale: Scale, keygateBinary: String?) throws {
         }
         if session == nil {
             table.add(Row(name: "keygate get in a login session", ours: "not run: " + sessionFailure, target: "≤ 3 ms"))
+        }
+        // What the session adds, beside what the same question costs a C client of sd-bus on a
+        // connection of its own (in this process, right after the runs).
+        if let session, let sessionGet, let plainGet {
+            var asks: [Double] = []
+            var answers = 0
+            for _ in 0..<(5 * scale.processRuns) {
+                let started = now()
+                if kb_logind_ask(session.address, session.sessionID) == 0 { answers += 1 }
+                asks.append(now() - started)
+            }
+            let ask = median(asks)
+            table.add(
+                Row(
+                    name: "what a login session adds to keygate get (the session row − the plain row)",
+                    ours: duration(max(sessionGet - plainGet, 0)),
+                    baselineName:
+                        "LockedHint asked over a connection of its own (C, sd-bus; \(answers)/\(asks.count) answered)",
+                    baseline: answers == asks.count ? duration(ask) : "failed",
+                    ratio: answers == asks.count ? ratio(max(sessionGet - plainGet, 0), ask) : "n/a", target: "—"))
         }
         // What the disk adds to any durable read: the plain get beside a hello world that
         // makes one line durable on the same disk before it answers.

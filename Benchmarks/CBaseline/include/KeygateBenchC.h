@@ -40,6 +40,11 @@ uint64_t kb_allocations(void);
 /// session `session`, as systemd-logind does. Returns 0, or a negative errno.
 int kb_logind_start(const char *address, const char *session);
 
+/// Asks `LockedHint` of login session `session` as a client does, over a connection of its own to
+/// the D-Bus at `address` (connect, authenticate, Hello, the property Get, close), with sd-bus.
+/// Returns the hint (0 or 1), or a negative errno.
+int kb_logind_ask(const char *address, const char *session);
+
 /// How many `LockedHint` questions the stand-in logind has answered in this process.
 int64_t kb_logind_answered(void);
 
