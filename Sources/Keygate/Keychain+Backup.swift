@@ -8,6 +8,8 @@ extension Keychain {
     /// Reading each value is gated like a read (prompting as needed on `context`); a cancel or
     /// a refusal fails the whole export.
     /// - Returns: the backup (see ``KeygateStore/BackupArchive``).
+    /// - Throws: `errSecParam` for a context whose interaction policy is `skip` (an item that
+    ///   needs a prompt is never left out of a backup); the status of a refused or failed read.
     public func exportBackup(
         passphrase: SecretData, strength: BackupArchive.Strength = .moderate,
         context given: AuthenticationContext? = nil
@@ -18,6 +20,8 @@ extension Keychain {
         do throws(KeygateError) {
             filter = try self.filter(query)
             context = try self.context(given)
+            // A backup leaves nothing out silently: skip is valid only for copyMatching.
+            if context.interaction == .skip { throw KeygateError(.param, "skip is valid only for copyMatching") }
         } catch {
             throw refused(.export, query, error)
         }
