@@ -124,10 +124,11 @@ public final class SQLiteItemStore: ItemStore {
         connection = Mutex(opened)
     }
 
-    /// Sets up a store that is new or not yet this Keygate's: WAL mode, the schema's
-    /// migrations.
+    /// Sets up a store that is new or not yet set up by this Keygate: WAL mode, the schema's
+    /// migrations. Another program's database is refused before anything in it changes.
     /// - Returns: whether the store holds at least one item.
     private static func setUp(_ opened: SQLiteConnection, created: Bool) throws(KeygateError) -> Bool {
+        try SQLiteSchema.refuseForeign(opened)
         try opened.execute("PRAGMA journal_mode = WAL")
         try SQLiteSchema.migrate(opened)
         // A new store's schema reaches the database file itself before its key exists, so a key

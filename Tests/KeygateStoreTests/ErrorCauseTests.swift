@@ -80,6 +80,40 @@ import Testing
         #expect(error?.condition == .newerSchema)
     }
 
+    /// Another program's database (its own tables, at a schema version Keygate's migrations
+    /// would take as theirs) is refused by name at open, before anything in it changes: not its
+    /// journal mode, not its version, no table added, no key file made beside it.
+    @Test(arguments: [(0, "CREATE TABLE notes (body TEXT)"), (1, "CREATE TABLE items (a)"), (2, "")])
+    func anotherProgramsDatabaseIsRefusedAndNotChanged(_ version: Int, _ table: String) throws {
+        let directory = try TemporaryDirectory()
+        try Self.store(directory).executeRawSQL(
+            "DROP TABLE items; DROP TABLE metadata; \(table); PRAGMA user_version = \(version); "
+                + "PRAGMA journal_mode = DELETE")
+        let database = directory.path + "/items.db"
+        #expect(unlink(database + ".key") == 0)
+        let before = try #require(Self.contents(of: database))
+        let error = Self.failure { _ = try Self.store(directory) }
+        #expect(error?.status == .notAvailable)
+        #expect(error?.condition == .foreignDatabase)
+        #expect(error?.message.contains(database) == true)
+        #expect(Self.contents(of: database) == before, "the database was changed")
+        #expect(access(database + ".key", F_OK) != 0, "a key was made beside another program's database")
+    }
+
+    /// The bytes of the file at `path`, nil when it cannot be read.
+    static func contents(of path: String) -> [UInt8]? {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return nil }
+        defer { close(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(file, &buffer, buffer.count)
+            guard count > 0 else { return count == 0 ? bytes : nil }
+            bytes += buffer[0..<count]
+        }
+    }
+
     /// A key file others can read is refused before it is used: not private.
     @Test func aWorldReadableKeyIsNamed() throws {
         let directory = try TemporaryDirectory()

@@ -17,6 +17,9 @@ extension KeygateError {
         public static let racingWriter = Condition(rawValue: "racingWriter")
         /// The database's schema is newer than this Keygate knows; it was not changed.
         public static let newerSchema = Condition(rawValue: "newerSchema")
+        /// The database is not a Keygate store (another program's tables, or a schema version
+        /// this Keygate did not make); it was not changed.
+        public static let foreignDatabase = Condition(rawValue: "foreignDatabase")
         /// A file or directory can be read or written by other users (its mode); it was not used.
         public static let notPrivate = Condition(rawValue: "notPrivate")
         /// A file or directory belongs to another user; it was not used.

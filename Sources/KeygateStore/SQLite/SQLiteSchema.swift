@@ -36,6 +36,55 @@ enum SQLiteSchema {
         ),
     ]
 
+    /// The tables and indexes (not SQLite's own) each migration creates, as "type name".
+    static let objects: [Set<String>] = [["table items", "index items_primary_key"], ["table metadata"]]
+
+    /// Refuses a database that is not a Keygate store before anything in it changes (its journal
+    /// mode included): its version must be one this Keygate's migrations reach, and its tables
+    /// and indexes exactly those the migrations up to that version create. An empty database
+    /// (version 0, no tables) is a new store.
+    /// - Throws: `errSecNotAvailable` naming the file, with ``KeygatePolicy/KeygateError/Condition/newerSchema``
+    ///   or ``KeygatePolicy/KeygateError/Condition/foreignDatabase``.
+    static func refuseForeign(_ connection: SQLiteConnection) throws(KeygateError) {
+        let probe = try connection.statement("PRAGMA user_version")
+        _ = try probe.step()
+        let version = Int(probe.integer(0))
+        probe.reset()
+        guard version >= 0 else { throw foreign(connection, "its schema version is \(version)") }
+        try refuseNewer(version, connection)
+        let list = try connection.statement(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+        defer { list.reset() }
+        var found = Set<String>()
+        while try list.step() { found.insert((list.text(0) ?? "") + " " + (list.text(1) ?? "")) }
+        let expected = objects.prefix(version).reduce(into: Set<String>()) { $0.formUnion($1) }
+        guard found == expected else {
+            let unexpected = found.subtracting(expected).sorted().prefix(3)
+            let missing = expected.subtracting(found).sorted().prefix(3)
+            let what =
+                unexpected.isEmpty
+                ? "its schema version \(version) lacks \(missing.joined(separator: ", "))"
+                : "it has \(unexpected.joined(separator: ", ")) at schema version \(version)"
+            throw foreign(connection, what)
+        }
+    }
+
+    private static func foreign(_ connection: SQLiteConnection, _ what: String) -> KeygateError {
+        KeygateError(
+            .notAvailable,
+            "\(connection.path) is not a Keygate store (\(what)); it was not changed: name another store file",
+            condition: .foreignDatabase)
+    }
+
+    private static func refuseNewer(_ version: Int, _ connection: SQLiteConnection) throws(KeygateError) {
+        guard version <= migrations.count else {
+            throw KeygateError(
+                .notAvailable,
+                "\(connection.path) has schema version \(version), newer than this Keygate knows (\(migrations.count))",
+                condition: .newerSchema)
+        }
+    }
+
     /// Brings the database up to the latest version.
     static func migrate(_ connection: SQLiteConnection) throws(KeygateError) {
         // Read the version without a write lock; most opens need no migration.
@@ -49,12 +98,7 @@ enum SQLiteSchema {
             _ = try statement.step()
             let version = Int(statement.integer(0))
             statement.reset()
-            guard version <= migrations.count else {
-                throw KeygateError(
-                    .notAvailable,
-                    "\(connection.path) has schema version \(version), newer than this Keygate knows (\(migrations.count))",
-                    condition: .newerSchema)
-            }
+            try refuseNewer(version, connection)
             for index in version..<migrations.count {
                 try connection.execute(migrations[index].sql)
                 try connection.execute("PRAGMA user_version = \(index + 1)")
