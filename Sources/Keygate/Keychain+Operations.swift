@@ -193,7 +193,9 @@ extension Keychain {
     ///
     /// A new protection class or access control is checked as an add would check it (class
     /// available, passcode set, biometry bound again). Parameter errors are found before anyone
-    /// is asked for a proof.
+    /// is asked for a proof. The organisation's rules review each item as it is and, when the
+    /// change moves it (a new service, account or group), also as updated and as added at its
+    /// new identity.
     /// - Throws: `errSecParam` for a match limit, return keys or `skip` in the query, or
     ///   conflicting changes; `errSecNoSuchAttr` for unknown attributes; `errSecDuplicateItem`
     ///   when the change makes two items collide; `errSecItemNotFound` when nothing matches;
@@ -272,7 +274,19 @@ extension Keychain {
             let prompt = query.operationPrompt ?? "Update \(record.fields.identity.service)"
             var reviewed = record.fields  // rules see the access control the item will have
             if let newControl { reviewed.accessControl = newControl }
-            let ruleIDs = try refuseEarly(.update, reviewed)
+            // An item that moves (a new service, account or group) is also, to the rules, the
+            // item it becomes there: reviewed as updated and as added at its new identity, so a
+            // rename can neither leave a rule of the new place behind nor add where adds are
+            // forbidden.
+            var target = updated
+            target.accessControl = reviewed.accessControl
+            let moved = target.identity != record.fields.identity
+            var ruleIDs = try refuseEarly(.update, reviewed)
+            if moved {
+                for action in [PolicyAction.update, .add] {
+                    ruleIDs += try refuseEarly(action, target).filter { !ruleIDs.contains($0) }
+                }
+            }
             switch try await gate(
                 record.fields.accessControl, .update, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt, ruleIDs: ruleIDs)
@@ -281,6 +295,10 @@ extension Keychain {
             case .allowed: break
             }
             try await review(.update, reviewed, context: context, interaction: interaction, prompt: prompt)
+            if moved {
+                try await review(.update, target, context: context, interaction: interaction, prompt: prompt)
+                try await review(.add, target, context: context, interaction: interaction, prompt: prompt)
+            }
             if let control = newControl {
                 // A new class or access control must be one an add would accept now.
                 guard

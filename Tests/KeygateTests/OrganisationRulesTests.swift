@@ -116,6 +116,42 @@ import Testing
         #expect(export?.message.contains("'no-export-of-recovery'") == true)
     }
 
+    /// An update that moves an item is reviewed at the identity it moves to, as updated and as
+    /// added: a weak item renamed into the bank's services meets the bank's minimum, and an item
+    /// moved into a group where adds are forbidden is refused; neither changes anything.
+    @Test func anItemMovedByAnUpdateMeetsTheRulesOfWhereItGoes() async throws {
+        let world = try World()
+        try await world.add("staging", group: "bank", flags: .biometryAny)
+        var rename = ItemChanges()
+        rename.service = "com.example.bank.token"
+        let renamed = await Self.status {
+            try await world.keychain.update(ItemQuery(service: "staging", accessGroup: "bank"), changes: rename)
+        }
+        #expect(renamed?.status == .deniedByPolicy)
+        #expect(renamed?.message.contains("'bank-tokens'") == true)
+        #expect(world.audit.records.last?.event.ruleIDs == ["bank-tokens"])
+        // A move into a group whose adds a rule forbids.
+        let set = try PolicySet(files: [
+            ("vault.policy", "rule \"vault-closed\" { match access-group \"vault\" forbid add }")
+        ])
+        let vault = Keychain(
+            store: InMemoryItemStore(), accessGroups: ["bank", "vault"], authenticator: world.authenticator,
+            device: world.device, organisationPolicy: RulesOrganisationPolicy(set, program: nil), clock: world.clock)
+        try await vault.add(AddRequest(service: "loose", account: "me", accessGroup: "bank", data: SecretData("v")))
+        var move = ItemChanges()
+        move.accessGroup = "vault"
+        let moved = await Self.status {
+            try await vault.update(ItemQuery(service: "loose", accessGroup: "bank"), changes: move)
+        }
+        #expect(moved?.status == .deniedByPolicy)
+        #expect(moved?.message.contains("'vault-closed'") == true)
+        for (keychain, service) in [(world.keychain, "staging"), (vault, "loose")] {
+            let kept = try await keychain.copyMatching(
+                ItemQuery(service: service, accessGroup: "bank", returnAttributes: true))
+            #expect(kept.count == 1, "the refused update changed \(service)")
+        }
+    }
+
     @Test func extraFactorRequirementIsProved() async throws {
         let world = try World()
         try await world.add("recovery-backup", account: "me", group: "recovery", flags: [])
