@@ -793,7 +793,7 @@ public final class JSONLinesAuditSink: AuditSink {
         if isNew {
             try writeHead(head, state: &state)
             guard fdatasync(state.headFile) == 0 else { throw failure("cannot flush \(headPath)") }
-            Self.syncDirectory(of: path)
+            PrivateFile.syncDirectory(of: path)
         }
         state.head = head
         state.size = length
@@ -991,15 +991,6 @@ public final class JSONLinesAuditSink: AuditSink {
             if let named = getenv("KEYGATE_TEST_FAIL_HEAD_WRITES") { return String(cString: named) == path }
         #endif
         return false
-    }
-
-    /// Makes a new file's directory entry durable.
-    private static func syncDirectory(of path: String) {
-        let handle = open(PrivateFile.directoryName(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if handle >= 0 {
-            fsync(handle)
-            close(handle)
-        }
     }
 
     func failure(_ what: String) -> KeygateError {

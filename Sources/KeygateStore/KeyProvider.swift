@@ -1,5 +1,6 @@
 internal import CSodium
 import Glibc
+import KeygateAudit
 public import KeygatePolicy
 
 /// Supplies the 256-bit key that seals item values at rest.
@@ -88,7 +89,9 @@ public struct KeyFileProvider: KeyProvider {
             let key = SecretData.random(count: Sodium.keyLength)
             let written = key.withUnsafeBytes { write(created, $0.baseAddress, $0.count) }
             let code = written < 0 ? errno : 0
-            let synced = written == Sodium.keyLength && fsync(created) == 0
+            // The key and its directory entry: a store whose items outlive its key is lost.
+            let synced =
+                written == Sodium.keyLength && fsync(created) == 0 && PrivateFile.syncDirectory(of: path)
             guard synced else {
                 let cause = KeygateError.Cause.errno(code != 0 ? code : errno)
                 // Best effort: a half-written key must not be read as a key; another run would refuse it anyway.

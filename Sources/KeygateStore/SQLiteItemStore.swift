@@ -168,6 +168,11 @@ public final class SQLiteItemStore: ItemStore {
         guard fstat(descriptor, &status) == 0 else {
             throw KeygateError(.io, "cannot inspect \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
         }
+        // A new file's directory entry is made durable before anything is stored in it.
+        guard status.st_size != 0 || PrivateFile.syncDirectory(of: path) else {
+            throw KeygateError(
+                .io, "cannot flush the directory of \(path): \(String(cString: strerror(errno)))", cause: .errno(errno))
+        }
         return status.st_size == 0
     }
 

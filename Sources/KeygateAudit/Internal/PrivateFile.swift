@@ -90,6 +90,17 @@ package enum PrivateFile {
         }
     }
 
+    /// Makes the directory entry of a file just created at `path` durable (`fsync` of its
+    /// directory), so a power loss cannot lose the file whose contents were synced.
+    /// - Returns: false when the directory could not be opened or synced (`errno` says why).
+    @discardableResult
+    package static func syncDirectory(of path: String) -> Bool {
+        let handle = Glibc.open(directoryName(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard handle >= 0 else { return false }
+        defer { close(handle) }
+        return fsync(handle) == 0
+    }
+
     /// The directory part of `path` ("." for a bare name).
     package static func directoryName(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
