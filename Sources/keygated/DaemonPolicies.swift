@@ -7,16 +7,17 @@ import KeygatePolicy
 /// executable as the kernel reports it (``PeerIdentity/executable``). A client's hello names
 /// the groups it asks for; a grant of a group to other programs refuses it, as in embedded mode.
 enum DaemonPolicies {
-    /// The rules at `path` (a directory of `.policy` files or one file); empty when nil or missing.
-    /// - Throws: ``StartupError`` when the path, a file in it or its directory may be written by
-    ///   anyone but the daemon's user, or a file does not load (naming `file:line:column`).
+    /// The rules at `path` (a directory of `.policy` files or one file); empty when nil.
+    /// - Throws: ``StartupError`` when the path is missing (a configured path that holds no
+    ///   rules would switch every grant off unnoticed: a mistyped or unmounted path stops the
+    ///   daemon instead), when it, a file in it or its directory may be written by anyone but
+    ///   the daemon's user, or a file does not load (naming `file:line:column`).
     static func load(_ path: String?) throws(StartupError) -> PolicySet {
         guard let path else { return .empty }
-        // As in embedded mode, a missing policy directory holds no rules; say so, since a
-        // mistyped path would otherwise go unnoticed.
         guard access(path, F_OK) == 0 || errno != ENOENT else {
-            Log.line("\(path): no such policy directory or file; no organisation rules or grants apply")
-            return .empty
+            throw StartupError(
+                "\(path): no such policy directory or file (the policies setting names it): create it, "
+                    + "or remove the setting to run without organisation rules and grants")
         }
         let info = try checkOwned(path)
         let files: [String]

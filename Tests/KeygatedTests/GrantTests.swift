@@ -34,6 +34,23 @@ import Testing
         #expect(try daemon.probe(as: DaemonFixture.userA, "get", "api", "me").lines == ["v"])
     }
 
+    /// A configured policies path that does not exist stops the daemon, naming it, rather than
+    /// running with every grant off.
+    @Test func aMissingPoliciesPathRefusesToStart() throws {
+        let missing = "/tmp/keygated-policies-\(getpid())-missing"
+        let daemon = try DaemonFixture(config: "policies = \(missing)\n")
+        let output = daemon.directory + "/refused.log"
+        let process = try DaemonFixture.launch(
+            DaemonFixture.daemonPath,
+            ["--socket", daemon.socket, "--state-directory", daemon.state, "--config", daemon.configPath!],
+            output: output)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 78)
+        let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(log.contains("\(missing): no such policy directory or file"), "\(log)")
+        #expect(access(daemon.socket, F_OK) != 0, "the daemon listened")
+    }
+
     @Test func policiesOthersCanWriteRefuseToStart() throws {
         let policy = try PolicyFile("grant access-group \"g\" to program \"/usr/bin/x\"\n", mode: 0o666)
         let daemon = try DaemonFixture(config: "policies = \(policy.path)\n")
