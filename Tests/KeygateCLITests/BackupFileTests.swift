@@ -50,4 +50,24 @@ import Testing
         #expect(again.st_ino == status.st_ino && again.st_size == status.st_size)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["backup.kg"])
     }
+
+    /// A backup file that is missing, not a regular file or too large is a bad input file
+    /// (exit 2) naming it, and no store or key is created.
+    @Test(arguments: ["missing", "directory", "too large"])
+    func aBadImportFileIsRefusedBeforeAnyStore(_ problem: String) throws {
+        let world = try CLIWorld()
+        var path = world.directory.url.appendingPathComponent("backup.kg").path
+        switch problem {
+        case "directory": #expect(mkdir(path, 0o700) == 0)
+        case "too large":
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            #expect(truncate(path, (256 << 20) + 1) == 0)
+        default: path = "/nonexistent/backup.kg"
+        }
+        let result = try Self.run(world, ["import", path, "--backup-passphrase-fd", "3"], passphrase: "backup-pw")
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.lastErrorLine.contains(path), "\(result.stderr)")
+        #expect(access(world.store, F_OK) != 0, "no store is created")
+        #expect(access(world.store + ".key", F_OK) != 0, "no key is created")
+    }
 }
