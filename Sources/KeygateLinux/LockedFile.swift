@@ -1,6 +1,6 @@
 package import FoundationEssentials
 import Glibc
-import KeygatePolicy
+package import KeygatePolicy
 
 /// A small JSON file shared by concurrent invocations: every read-modify-write happens under
 /// an exclusive `flock` on `<path>.lock`, and replaces the file atomically (0600).
@@ -27,10 +27,14 @@ package struct LockedFile {
     }
 
     /// The file's contents, or nil when it does not exist. A file owned by someone else or
-    /// readable by others is not trusted.
-    package func read() throws -> Data? {
+    /// readable by others is not trusted; one that cannot be examined or read is an error.
+    package func read() throws(KeygateError) -> Data? {
         var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
+        guard lstat(path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw KeygateError(.io, "cannot examine \(path): \(String(cString: strerror(code)))", cause: .errno(code))
+        }
         let condition: KeygateError.Condition? =
             (status.st_mode & S_IFMT) != S_IFREG
             ? .notRegularFile
@@ -38,11 +42,15 @@ package struct LockedFile {
         if let condition {
             throw KeygateError(.io, "\(path) is not a private file of this user; not trusting it", condition: condition)
         }
-        return FileManager.default.contents(atPath: path)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw KeygateError(.io, "cannot read \(path)")
+        }
+        return data
     }
 
-    /// Replaces the file's contents atomically.
-    package func write(_ data: Data) throws {
+    /// Replaces the file's contents atomically; `durably`, the new contents reach the disk
+    /// (`fsync`) before they replace the old.
+    package func write(_ data: Data, durably: Bool = false) throws(KeygateError) {
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
@@ -51,9 +59,10 @@ package struct LockedFile {
                 .io, "cannot write \(temporary): \(String(cString: strerror(code)))", cause: .errno(code))
         }
         let written = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        let writeError = written < 0 ? errno : 0
+        var writeError = written < 0 ? errno : written != data.count ? ENOSPC : 0
+        if writeError == 0, durably, fsync(descriptor) != 0 { writeError = errno }
         let closed = close(descriptor) == 0
-        guard written == data.count, closed, rename(temporary, path) == 0 else {
+        guard writeError == 0, closed, rename(temporary, path) == 0 else {
             let code = writeError != 0 ? writeError : errno
             // Best effort: the temporary file is ours and useless now.
             _ = unlink(temporary)

@@ -239,4 +239,29 @@ import Testing
         #expect(result.status == 1 && result.stdoutText == "no credentials server URL\n")
         #expect(try docker("version", "").stdoutText.hasPrefix("docker-credential-keygate"))
     }
+
+    /// Session 25, defect 2: replacing a server's credential with another user name's stores
+    /// the new one before removing the old, so a refused store (a `forbid add` for that user)
+    /// leaves the old credential in place; an allowed one still leaves one credential.
+    @Test func aRefusedDockerStoreKeepsTheOldCredential() throws {
+        let world = try CLIWorld()
+        func docker(_ action: String, _ input: String) throws -> KeygateBinary.Result {
+            try world.run(["docker-credential", action], stdin: Data(input.utf8))
+        }
+        let server = "https://reg.example"
+        #expect(try docker("store", #"{"ServerURL":"\#(server)","Username":"alice","Secret":"a-secret"}"#).status == 0)
+        try PolicyCommandTests.userPolicy(world, "rule \"no-bob\" { match account \"bob\"  forbid add }")
+        var result = try docker("store", #"{"ServerURL":"\#(server)","Username":"bob","Secret":"b-secret"}"#)
+        #expect(result.status == 1)
+        #expect(result.stdoutText.contains("'no-bob'"), "\(result.stdoutText)")
+        result = try docker("get", server)
+        #expect(result.status == 0, "\(result.stdoutText)")
+        #expect(result.stdoutText == #"{"ServerURL":"\#(server)","Username":"alice","Secret":"a-secret"}"# + "\n")
+        // Allowed, the new user name's credential replaces the old: still one per server.
+        #expect(try docker("store", #"{"ServerURL":"\#(server)","Username":"carol","Secret":"c-secret"}"#).status == 0)
+        result = try docker("list", "")
+        #expect(result.stdoutText.contains(#""\#(server)": "carol""#) && !result.stdoutText.contains("alice"))
+        result = try docker("get", server)
+        #expect(result.stdoutText == #"{"ServerURL":"\#(server)","Username":"carol","Secret":"c-secret"}"# + "\n")
+    }
 }

@@ -197,12 +197,33 @@ import Testing
         #expect(result.status == .usage)
         #expect(
             result.lastErrorLine
-                == "keygate: unknown device state 'sideways' (expected logind, unlocked or locked) (errSecParam -50)")
+                == "keygate: KEYGATE_DEVICE_STATE: unknown device state 'sideways' (expected logind, unlocked or locked)"
+                + " (errSecParam -50)")
         cli.variables["KEYGATE_DEVICE_STATE"] = "unlocked"
-        cli.variables["KEYGATE_REUSE_SECONDS"] = "9999"
+        cli.variables["KEYGATE_REUSE_SECONDS"] = "300"
         let global = try GlobalOptions(
             ParsedArguments([], options: GlobalOptions.options), variables: EnvironmentVariables(cli.variables))
         #expect(global.device.reuseSeconds == AuthenticationState.maximumReuseSeconds)
+    }
+
+    /// Session 25, defect 5: a bad reuse time, from the variable or the option, is refused
+    /// (exit 2) naming where it came from; above 300 it is refused, not clamped.
+    @Test(arguments: [
+        ([] as [String], "abc", "KEYGATE_REUSE_SECONDS needs a whole number of seconds from 0 to 300, not 'abc'"),
+        ([], "100000", "KEYGATE_REUSE_SECONDS needs a whole number of seconds from 0 to 300, not '100000'"),
+        ([], "-1", "KEYGATE_REUSE_SECONDS needs a whole number of seconds from 0 to 300, not '-1'"),
+        (
+            ["--reuse-seconds", "5000"], "10",
+            "--reuse-seconds needs a whole number of seconds from 0 to 300, not '5000'"
+        ),
+        (["--reuse-seconds", "301"], nil, "--reuse-seconds needs a whole number of seconds from 0 to 300, not '301'"),
+    ])
+    func aBadReuseTimeNamesItsSource(_ options: [String], _ variable: String?, _ message: String) async throws {
+        let cli = try InProcessCLI()
+        cli.variables["KEYGATE_REUSE_SECONDS"] = variable
+        let result = await cli.run(options + ["list"])
+        #expect(result.status == .usage)
+        #expect(result.lastErrorLine == "keygate: \(message) (errSecParam -50)")
     }
 
     @Test func aValueLargerThanTheLimitIsRefusedUnstored() async throws {

@@ -41,7 +41,7 @@ struct ProveCommand: Command {
             throw KeygateError(.interactionNotAllowed, "no terminal to ask on and no --passphrase-fd; not prompting")
         }
         let authenticator = try context.global.pam.authenticator(
-            source: source, ledger: try context.global.store.paths().ledger())
+            source: source, ledger: try context.global.store.paths().ledger(reportingTo: context.console))
         let clock = ContinuousClock()
         let authentication = AuthenticationContext()
         var outcome = AuthenticationOutcome.cancelled

@@ -109,20 +109,32 @@ struct DockerCredentialCommand: RunnableCommand {
         let secret = SecretData(string("Secret") ?? "")
         try await context.withSession { session throws(KeygateError) in
             let service = Self.prefix + server
-            // One credential per server: another user name's credential for it is replaced.
+            // One credential per server: another user name's credential for it is replaced, but
+            // only once the new one is stored (as the git helper does: update the user's own
+            // credential, else add it), so a refused store leaves the old one in place.
             let query = ItemQuery(service: service, accessGroup: session.accessGroup)
             var all = query
             all.matchLimit = .all
             all.returnAttributes = true
             let existing = try await session.matches(all).compactMap { $0.attributes?.identity.account }
+            var mine = query
+            mine.account = username
             if existing.contains(username) {
-                var mine = query
-                mine.account = username
                 try await session.update(mine, changes: ItemChanges(data: secret))
             } else {
-                if !existing.isEmpty { try await session.delete(query) }
-                try await session.add(
-                    AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret))
+                do throws(KeygateError) {
+                    try await session.add(
+                        AddRequest(service: service, account: username, accessGroup: session.accessGroup, data: secret))
+                } catch KeygateStatus.duplicateItem {
+                    try await session.update(mine, changes: ItemChanges(data: secret))
+                }
+            }
+            for other in Set(existing) where other != username {
+                var theirs = query
+                theirs.account = other
+                do throws(KeygateError) {
+                    try await session.delete(theirs)
+                } catch KeygateStatus.itemNotFound {}
             }
         }
     }

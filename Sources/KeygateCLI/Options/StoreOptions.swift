@@ -57,10 +57,12 @@ struct StorePaths: Sendable, Equatable {
         ledgerDirectory = (try? SQLiteItemStore.defaultDirectory()) ?? directory
     }
 
-    /// The user's failure ledger, its directory created (0700) when missing.
-    func ledger() -> FileAttemptLedger {
+    /// The user's failure ledger, its directory created (0700) when missing; a ledger that
+    /// cannot be used (it then counts as a lockout) is reported on `console` as a warning
+    /// naming the file and what is wrong.
+    func ledger(reportingTo console: Console) -> FileAttemptLedger {
         Self.makeDirectories(ledgerDirectory)
-        return FileAttemptLedger(directory: ledgerDirectory)
+        return FileAttemptLedger(directory: ledgerDirectory) { console.err("keygate: warning: \($0)") }
     }
 
     /// Creates `directory` and its missing parents, each 0700 (best effort: the ledger reports

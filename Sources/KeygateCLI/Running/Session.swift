@@ -78,7 +78,7 @@ struct KeychainFactory: Sendable {
         let lockState = LinuxDevice.askLockState(mode: global.device.mode, environment: environment)
         let store = try SQLiteItemStore(path: paths.store)
         let runtime = LinuxWiring.proofRecords(console)
-        let ledger = paths.ledger()
+        let ledger = paths.ledger(reportingTo: console)
         let device = LinuxWiring.device(
             mode: global.device.mode, environment: environment, askedAhead: lockState, records: runtime, ledger: ledger,
             console: console)

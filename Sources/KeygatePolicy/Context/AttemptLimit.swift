@@ -88,11 +88,19 @@ public struct FactorAttempts: Hashable, Sendable {
 /// Keeps failure counts beyond one context, so that separate processes share one lockout
 /// (the CLI keeps them in a locked file). Each method must be atomic with respect to every
 /// other user of the same ledger.
+///
+/// A ledger fails closed: when its records cannot be read or trusted, ``lockout(of:at:)``
+/// answers a lockout (never "no failures") and nothing is written over them; when a failure
+/// cannot be kept, ``recordFailure(of:at:policy:)`` answers a lockout, so the attempt is never
+/// forgotten.
 public protocol AttemptLedger: Sendable {
-    /// The end of `factor`'s lockout when it is locked out at `now`, else nil.
+    /// The end of `factor`'s lockout when it is locked out at `now`, else nil; a lockout too
+    /// when the ledger cannot be read or trusted.
     func lockout(of factor: Factor, at now: Timestamp) -> Timestamp?
-    /// Counts a failure of `factor` at `now` under `policy`. - Returns: the end of a lockout this failure started.
+    /// Counts a failure of `factor` at `now` under `policy`. - Returns: the end of a lockout
+    /// this failure started, or of one standing for a failure that could not be kept.
     func recordFailure(of factor: Factor, at now: Timestamp, policy: AttemptPolicy) -> Timestamp?
-    /// Clears `factor`'s failures after a success (a passcode success also clears biometry's).
+    /// Clears `factor`'s failures after a success (a passcode success also clears biometry's);
+    /// a ledger that cannot be used stays as it is.
     func recordSuccess(of factor: Factor)
 }

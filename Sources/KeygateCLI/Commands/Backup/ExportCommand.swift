@@ -1,4 +1,3 @@
-import Glibc
 import Keygate
 import KeygatePolicy
 
@@ -38,18 +37,7 @@ struct ExportCommand: Command {
             let passphrase = try passphrase.passphrase(confirm: true)
             let backup = try await session.embeddedKeychain.exportBackup(
                 passphrase: passphrase, context: session.context)
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw KeygateError(
-                    .io,
-                    "cannot create \(path): \(String(cString: strerror(errno))) (an existing file is never overwritten)"
-                )
-            }
-            defer { close(descriptor) }
-            let written = backup.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written == backup.count, fsync(descriptor) == 0 else {
-                throw KeygateError(.io, "cannot write \(path)")
-            }
+            try NewFile.create(path, bytes: backup)
             context.console.err("keygate: exported to \(path)")
         }
         return .success

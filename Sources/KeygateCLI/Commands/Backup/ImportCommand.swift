@@ -9,7 +9,8 @@ struct ImportCommand: Command {
             usage: keygate import FILE [--backup-passphrase-fd N]
 
             Restores a backup, all or nothing: a wrong passphrase or a changed file (exit 9), an item
-            that exists already (exit 4), or any other failure imports nothing.
+            that exists already (exit 4), or any other failure imports nothing. A FILE that cannot be
+            read, is not a regular file or is over 256 MiB is a bad input file (exit 2).
             """,
         options: [ItemOptions.accessGroup, BackupPassphraseOption.descriptor], maximumPositionals: 1,
         loadsPolicies: true, choosesMode: true)
@@ -34,13 +35,15 @@ struct ImportCommand: Command {
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         try context.requireEmbedded("import")
         let path = files[0]
+        // The file is read (and its size checked) before anything is opened: a missing,
+        // unreadable or oversized backup is a bad input file (exit 2) and creates no store.
+        let data: [UInt8]
+        do throws(InputFileError) {
+            data = try InputFile.read(path, limit: InputFile.backupLimit)
+        } catch {
+            return context.console.refuse(error)
+        }
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
-            let data: [UInt8]
-            do throws(InputFileError) {
-                data = try InputFile.read(path, limit: InputFile.backupLimit)
-            } catch {
-                throw KeygateError(.param, error.description)
-            }
             let passphrase = try passphrase.passphrase(confirm: false)
             let count = try await session.embeddedKeychain.importBackup(
                 data, passphrase: passphrase, context: session.context)
