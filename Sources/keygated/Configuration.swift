@@ -47,7 +47,7 @@ struct Configuration: Equatable {
     init(path: String) throws(StartupError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw StartupError("\(path): cannot be read (errno \(errno))") }
-        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+        guard TrustedWriters.only([geteuid()], canWrite: info) else {
             throw StartupError("\(path): must belong to the daemon's user and not be writable by group or others")
         }
         guard let text = Self.read(path) else { throw StartupError("\(path): cannot be read") }
