@@ -26,12 +26,12 @@ enum EnrollmentSource {
     /// The largest enrollment file read (one template id a line needs far less).
     static let maximumFileBytes = 1 << 20
 
-    /// Reads the configured source once.
-    static func read(environment: [String: String]) -> Reading {
+    /// Reads the configured source once; fprintd is asked about `user`'s fingers (a uid).
+    static func read(environment: [String: String], user: uid_t) -> Reading {
         if let path = environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
             return file(path)
         }
-        return FprintdEnrollment.read(environment: environment)
+        return FprintdEnrollment.read(environment: environment, user: user)
     }
 
     /// The enrollment file: one template id a line, `#` starts a comment line. It is opened
