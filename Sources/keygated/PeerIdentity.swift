@@ -5,8 +5,10 @@ import Glibc
 /// can change it.
 ///
 /// - uid, gid, pid: `SO_PEERCRED`, recorded by the kernel at `connect()`.
-/// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Before 6.5
-///   (`ENOPROTOOPT`), `pidfd_open(pid)`, which could name a *new* process if the caller
+/// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Only a kernel
+///   that does not know the option (`ENOPROTOOPT`, before 6.5) falls back; any other failure
+///   (`EINVAL`/`ESRCH`: the peer has already exited) refuses the connection, since the
+///   fallback's pid may by then name another process. The fallback is `pidfd_open(pid)`, which could name a *new* process if the caller
 ///   exited and its pid was reused before the call; so the fallback then re-checks the peer:
 ///   the process the pidfd names must have started no later than the connection was accepted
 ///   (`/proc/<pid>/stat` start time against `CLOCK_BOOTTIME`, in clock ticks), and the peer
@@ -41,8 +43,9 @@ struct PeerIdentity: Sendable {
         var source = "SO_PEERPIDFD"
         var pidfd: Int32 = forceFallback ? -1 : keygated_peer_pidfd(socket)
         if pidfd < 0 {
-            if !forceFallback && errno != ENOPROTOOPT && errno != EINVAL {
-                throw IdentityError("SO_PEERPIDFD failed (errno \(errno))")
+            let code = errno
+            if !forceFallback && !peerPidfdUnsupported(errno: code) {
+                throw IdentityError("SO_PEERPIDFD failed (errno \(code)); the caller may have exited")
             }
             source = "pidfd_open"
             pidfd = keygated_pidfd_open(pid)
@@ -63,6 +66,12 @@ struct PeerIdentity: Sendable {
             uid: uid, gid: gid, pid: pid, executable: executable, pidfdSource: source, session: session(of: pid))
         return (identity, pidfd)
     }
+
+    /// True when a failed `SO_PEERPIDFD` with `errno` means the kernel does not know the option
+    /// (`ENOPROTOOPT`, before Linux 6.5), the only case the `pidfd_open` fallback may follow.
+    /// `EINVAL` from a kernel that knows it means the peer has exited (no thread-group task to
+    /// pin): its pid may already be another process's, so that, like anything else, refuses.
+    static func peerPidfdUnsupported(errno code: Int32) -> Bool { code == ENOPROTOOPT }
 
     /// The fallback's re-check (see the type's documentation).
     private static func recheck(
