@@ -1,3 +1,4 @@
+import CKeygated
 import Foundation
 import Glibc
 import Testing
@@ -14,6 +15,33 @@ import Testing
         #expect(PeerIdentity.peerPidfdUnsupported(errno: ENOPROTOOPT))
         for code in [EINVAL, ESRCH, ENOENT, ENODATA, EPROTO, EOPNOTSUPP, ENOMEM, EMFILE] {
             #expect(!PeerIdentity.peerPidfdUnsupported(errno: code), "errno \(code)")
+        }
+    }
+
+    /// What is read by pid (executable, session) counts only when the pidfd still names the pid
+    /// afterwards: a process that exits and is reaped while it is read is refused.
+    @Test func aPeerThatExitsWhileItIsReadIsRefused() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["60"]
+        try child.run()
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+        let pid = child.processIdentifier
+        let pidfd = keygated_pidfd_open(pid)
+        try #require(pidfd >= 0)
+        defer { close(pidfd) }
+        #expect(try PeerIdentity.readPinned(pid: pid, pidfd: pidfd) { "read while alive" } == "read while alive")
+        let refused = #expect(throws: IdentityError.self) {
+            try PeerIdentity.readPinned(pid: pid, pidfd: pidfd) { () -> String? in
+                kill(pid, SIGKILL)
+                child.waitUntilExit()  // reaped: the pid is free for another process now
+                return "read from whatever has the pid now"
+            }
+        }
+        #expect(refused?.description.contains("exited") == true)
+        // Nothing read (no executable) is refused too.
+        #expect(throws: IdentityError.self) {
+            try PeerIdentity.readPinned(pid: getpid(), pidfd: pidfd) { nil as String? }
         }
     }
 }
