@@ -13,7 +13,8 @@ struct Configuration: Equatable {
     var maximumConnections = 256
     /// Connections open at once for one uid.
     var maximumConnectionsPerUser = 32
-    /// Seconds a connection may stay silent (or leave a frame half-sent) before it is closed.
+    /// Seconds a connection may stay silent (or leave a frame half-sent, counted from the frame's
+    /// first byte) before it is closed.
     var idleTimeoutSeconds = 60
     /// The largest frame accepted or sent, in bytes.
     var maximumFrameLength = 1 << 20
