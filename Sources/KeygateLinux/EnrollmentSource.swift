@@ -3,8 +3,9 @@ import Glibc
 import KeygatePolicy
 
 /// Where Keygate learns the enrolled biometric set, and the one rule it keeps: only a
-/// readable, non-empty set is biometry. Anything else (a missing, unreadable or empty file,
-/// something that is not a regular file, an fprintd that cannot be reached, fails or prints
+/// readable, non-empty set from a trusted source is biometry. Anything else (a missing,
+/// unreadable or empty file, something that is not a regular file, a file someone other than
+/// the reading user or root could write, an fprintd that cannot be reached, fails or prints
 /// what it does not understand, nothing enrolled) is *biometry unavailable*: reads that need
 /// biometry are refused and fallbacks such as the passcode still work, but no
 /// `biometryCurrentSet` item is ever invalidated on it. Invalidation needs positive evidence:
@@ -25,26 +26,38 @@ enum EnrollmentSource {
     /// The largest enrollment file read (one template id a line needs far less).
     static let maximumFileBytes = 1 << 20
 
-    /// Reads the configured source once.
-    static func read(environment: [String: String]) -> Reading {
+    /// Reads the configured source once; fprintd is asked about `user`'s fingers (a uid).
+    static func read(environment: [String: String], user: uid_t) -> Reading {
         if let path = environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
             return file(path)
         }
-        return FprintdEnrollment.read(environment: environment)
+        return FprintdEnrollment.read(environment: environment, user: user)
     }
 
     /// The enrollment file: one template id a line, `#` starts a comment line. It is opened
-    /// without blocking (a FIFO or device never hangs keygate) and must be a regular file.
+    /// without blocking (a FIFO or device never hangs keygate) and without following a symbolic
+    /// link, and is trusted only when it is a regular file that belongs to the reading user (this
+    /// process's effective user) or root and that group and others cannot write
+    /// (``TrustedWriters``): anyone else who could write it could change the set and so
+    /// invalidate every `biometryCurrentSet` item. A file that fails any of this, or that does
+    /// not parse, is *unavailable* with a reason naming the file, never a changed set.
     static func file(_ path: String) -> Reading {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW)
         guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
+            let reason = code == ELOOP ? "it is a symbolic link" : String(cString: strerror(code))
             return .unavailable(why: "cannot open the enrollment file \(path): \(reason)")
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             return .unavailable(why: "the enrollment file \(path) is not a regular file")
+        }
+        guard TrustedWriters.only([0, geteuid()], canWrite: status) else {
+            let mode = String(status.st_mode & 0o7777, radix: 8)
+            return .unavailable(
+                why: "the enrollment file \(path) (uid \(status.st_uid), mode \(mode)) is not trusted: it must "
+                    + "belong to uid \(geteuid()) or root and not be writable by group or others")
         }
         guard status.st_size <= maximumFileBytes else {
             return .unavailable(why: "the enrollment file \(path) is larger than \(maximumFileBytes) bytes")

@@ -17,16 +17,16 @@ enum FprintdEnrollment {
     ]
 
     /// The enrolled set as fprintd on the bus named by `DBUS_SYSTEM_BUS_ADDRESS` (else the system
-    /// bus) tells it for this process's effective user. Only a non-empty set is `.enrolled`; no bus,
+    /// bus) tells it for `user` (a uid: the process owner in embedded mode, the caller in keygated,
+    /// never the daemon's own root). Only a non-empty set is `.enrolled`; no bus,
     /// no fprintd, no reader or no finger is unavailable without a warning, and a bus or fprintd
     /// that fails or does not answer in time is unavailable with one.
-    static func read(environment: [String: String], timeout: UInt64 = timeoutMicroseconds)
+    static func read(environment: [String: String], user uid: uid_t, timeout: UInt64 = timeoutMicroseconds)
         -> EnrollmentSource.Reading
     {
-        guard let entry = getpwuid(geteuid()) else {
-            return .unavailable(why: "no passwd entry to ask fprintd about")
+        guard let user = userName(uid) else {
+            return .unavailable(why: "no passwd entry for uid \(uid) to ask fprintd about")
         }
-        let user = String(cString: entry.pointee.pw_name)
         let address =
             environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
             ?? LogindSession.defaultSystemBusAddress
@@ -45,6 +45,19 @@ enum FprintdEnrollment {
             return .unavailable(why: "cannot ask fprintd for the enrolled fingers (\(reason))")
         }
         return enrolledSet(String(cString: listing))
+    }
+
+    /// The login name of `uid` (getpwuid_r: keygated asks from many threads), nil when it has none.
+    static func userName(_ uid: uid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: 16384)
+        return buffer.withUnsafeMutableBufferPointer { storage -> String? in
+            var entry = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            guard let base = storage.baseAddress, getpwuid_r(uid, &entry, base, storage.count, &found) == 0,
+                found != nil, let name = entry.pw_name
+            else { return nil }
+            return String(cString: name)
+        }
     }
 
     /// The set in the shim's listing (`D<reader>` lines, each followed by its `F<finger>` lines).

@@ -1,3 +1,4 @@
+import Glibc
 public import KeygatePolicy
 
 /// The device state on Linux, read afresh for every keychain call.
@@ -10,7 +11,8 @@ public import KeygatePolicy
 /// - **Unlocked since boot**: unlocked now, or a proof of presence was recorded for this
 ///   boot (`/proc/sys/kernel/random/boot_id`) in the ``ProofRecords``.
 /// - **Biometry**: The enrollment source: the file named by `KEYGATE_ENROLLMENT_FILE` (one
-///   template id a line) when set, else fprintd, asked over D-Bus in process (250 ms deadline),
+///   template id a line) when set, else fprintd, asked over D-Bus in process (250 ms deadline)
+///   about the enrollment user's fingers (the process owner, or the uid a broker names),
 ///   and only when a call involves biometry; the set's hash is the enrollment-set hash. Only
 ///   a readable, non-empty set makes biometry available; a missing, unreadable or empty
 ///   source means no usable sensor, which never invalidates an item. fprintd lists finger names only, so re-enrolling the same finger
@@ -34,12 +36,14 @@ public struct LinuxDevice: DeviceStateSource {
     /// The failure ledger shared by every keychain over this device, when one was given.
     public let attemptLedger: (any AttemptLedger)?
     private let environment: [String: String]
+    /// Whose fingers fprintd is asked about; nil: this process's effective user.
+    private let enrollmentUser: UInt32?
     private let onWarning: @Sendable (String) -> Void
     private let logindTimeoutMicroseconds: UInt64
     /// The lock-state question sent before the device was made (`askedAhead`), for the first snapshot.
     private let lockQuestion: LogindSession.Question?
 
-    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:logindTimeout:onWarning:askedAhead:)``).
+    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:enrollmentUser:logindTimeout:onWarning:askedAhead:)``).
     public static let variables = ["XDG_SESSION_ID", "DBUS_SYSTEM_BUS_ADDRESS", "KEYGATE_ENROLLMENT_FILE"]
 
     /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
@@ -49,6 +53,9 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - attemptLedger: the user's failure ledger, shared by every keychain over this device.
     ///   - environment: `XDG_SESSION_ID`, `DBUS_SYSTEM_BUS_ADDRESS` (the system bus when unset),
     ///     and `KEYGATE_ENROLLMENT_FILE` are read from it.
+    ///   - enrollmentUser: the uid whose enrolled fingers fprintd is asked about; nil (the
+    ///     default) is this process's effective user, right in embedded mode. A broker serving
+    ///     other users passes the caller's uid as the kernel gave it, never its own.
     ///   - logindTimeout: how long the whole question to logind may take before the state
     ///     counts as locked (default 250 ms).
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
@@ -59,7 +66,7 @@ public struct LinuxDevice: DeviceStateSource {
     ///     every other snapshot asks afresh.
     public init(
         mode: Mode = .logind, proofRecords: ProofRecords? = nil, attemptLedger: (any AttemptLedger)? = nil,
-        environment: [String: String] = ProcessEnvironment.current(),
+        environment: [String: String] = ProcessEnvironment.current(), enrollmentUser: UInt32? = nil,
         logindTimeout: Duration = .milliseconds(250),
         onWarning: @escaping @Sendable (String) -> Void = { _ in },
         askedAhead: AskedLockState? = nil
@@ -69,6 +76,7 @@ public struct LinuxDevice: DeviceStateSource {
         self.proofRecords = proofRecords
         self.attemptLedger = attemptLedger
         self.environment = environment
+        self.enrollmentUser = enrollmentUser
         self.onWarning = onWarning
         self.lockQuestion = mode == .logind ? askedAhead?.question : nil
     }
@@ -111,7 +119,10 @@ public struct LinuxDevice: DeviceStateSource {
         }
         let bootRecorded = proofRecords?.bootRecorded ?? false
         let enrollment: EnrollmentSetHash?
-        switch readingBiometry ? EnrollmentSource.read(environment: environment) : .unavailable(why: nil) {
+        switch readingBiometry
+            ? EnrollmentSource.read(environment: environment, user: enrollmentUser ?? geteuid())
+            : .unavailable(why: nil)
+        {
         case .enrolled(let hash):
             enrollment = hash
         case .unavailable(let why):

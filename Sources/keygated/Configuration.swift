@@ -13,7 +13,8 @@ struct Configuration: Equatable {
     var maximumConnections = 256
     /// Connections open at once for one uid.
     var maximumConnectionsPerUser = 32
-    /// Seconds a connection may stay silent (or leave a frame half-sent) before it is closed.
+    /// Seconds a connection may stay silent (or leave a frame half-sent, counted from the frame's
+    /// first byte) before it is closed.
     var idleTimeoutSeconds = 60
     /// The largest frame accepted or sent, in bytes.
     var maximumFrameLength = 1 << 20
@@ -47,7 +48,7 @@ struct Configuration: Equatable {
     init(path: String) throws(StartupError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw StartupError("\(path): cannot be read (errno \(errno))") }
-        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+        guard TrustedWriters.only([geteuid()], canWrite: info) else {
             throw StartupError("\(path): must belong to the daemon's user and not be writable by group or others")
         }
         guard let text = Self.read(path) else { throw StartupError("\(path): cannot be read") }

@@ -35,7 +35,10 @@ final class Connection: Sendable {
         self.pidfd = pidfd
         self.keychains = keychains
         self.configuration = configuration
-        self.reader = FrameReader(socket: socket, maximumFrameLength: configuration.maximumFrameLength)
+        // The idle timeout bounds a half-sent frame as a whole, from its first byte.
+        self.reader = FrameReader(
+            socket: socket, maximumFrameLength: configuration.maximumFrameLength,
+            frameMilliseconds: Int64(configuration.idleTimeoutSeconds) * 1000)
         self.wire = Wire(
             socket: socket, maximumFrameLength: configuration.maximumFrameLength,
             who: "uid \(identity.uid) pid \(identity.pid)")
@@ -53,7 +56,8 @@ final class Connection: Sendable {
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        // The idle timeout bounds each read itself (one recv per frame, no poll before it).
+        // The idle timeout bounds each read while no frame has begun (one recv, no poll before
+        // it); once one has, the reader bounds the whole frame by it (``FrameReader/next(deadline:)``).
         var idle = timeval(tv_sec: configuration.idleTimeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
         while true {

@@ -1,5 +1,6 @@
 import Glibc
 import Keygate
+import KeygateLinux
 import KeygatePolicy
 
 /// The organisation rules and access-group grants the daemon applies (`policies = PATH` in its
@@ -39,7 +40,7 @@ enum DaemonPolicies {
     private static func checkOwned(_ path: String) throws(StartupError) -> stat {
         var info = stat()
         guard lstat(path, &info) == 0 else { throw StartupError("\(path): cannot be read (errno \(errno))") }
-        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+        guard TrustedWriters.only([geteuid()], canWrite: info) else {
             throw StartupError("\(path): must belong to the daemon's user and not be writable by group or others")
         }
         return info

@@ -29,13 +29,21 @@ final class FrameReader: Sendable {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var pending: [Frame] = []
         var closed = false
+        /// When the first byte of the frame now half-read came (``monotonicMilliseconds()``).
+        var frameStarted: Int64?
     }
 
     let socket: Int32
+    /// How long one frame may take from its first byte to its last when read without a deadline
+    /// (the idle timeout), however its bytes trickle in; nil: no bound but the socket's.
+    let frameMilliseconds: Int64?
     private let state: Mutex<State>
 
-    init(socket: Int32, maximumFrameLength: Int) {
+    /// A reader of `socket`'s frames of at most `maximumFrameLength` bytes, each of which must
+    /// come whole within `frameMilliseconds` of its first byte when read without a deadline.
+    init(socket: Int32, maximumFrameLength: Int, frameMilliseconds: Int64? = nil) {
         self.socket = socket
+        self.frameMilliseconds = frameMilliseconds
         self.state = Mutex(State(decoder: FrameDecoder(maximumLength: maximumFrameLength)))
     }
 
@@ -47,13 +55,19 @@ final class FrameReader: Sendable {
     }
 
     /// The next frame. With no `deadline` (a ``monotonicMilliseconds()`` value), one blocking
-    /// `recv` per read, bounded by the socket's receive timeout (the idle timeout); with one,
-    /// a `poll` until then before each read (a deadline already past: only what has come).
+    /// `recv` per read, bounded by the socket's receive timeout (the idle timeout), until a frame
+    /// has begun: from its first byte on, the whole frame must come within `frameMilliseconds`
+    /// (one byte now and then never keeps a half frame open); with a deadline, a `poll` until
+    /// then before each read (a deadline already past: only what has come).
     func next(deadline: Int64? = nil) -> Read {
         state.withLock { state -> Read in
             while true {
                 if !state.pending.isEmpty { return .frame(state.pending.removeFirst()) }
                 if state.closed { return .closed }
+                var deadline = deadline
+                if deadline == nil, let started = state.frameStarted, let frameMilliseconds {
+                    deadline = started + frameMilliseconds
+                }
                 if let deadline {
                     var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
                     let wait = Int32(clamping: max(0, deadline - Self.monotonicMilliseconds()))
@@ -82,6 +96,12 @@ final class FrameReader: Sendable {
                     state.pending = try state.decoder.append(state.buffer[0..<count])
                 } catch {
                     return .broken(error)
+                }
+                // Bytes left over after whole frames begin the next frame, now.
+                if state.decoder.bufferedCount == 0 {
+                    state.frameStarted = nil
+                } else if state.frameStarted == nil || !state.pending.isEmpty {
+                    state.frameStarted = Self.monotonicMilliseconds()
                 }
             }
         }

@@ -5,15 +5,19 @@ import Glibc
 /// can change it.
 ///
 /// - uid, gid, pid: `SO_PEERCRED`, recorded by the kernel at `connect()`.
-/// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Before 6.5
-///   (`ENOPROTOOPT`), `pidfd_open(pid)`, which could name a *new* process if the caller
+/// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Only a kernel
+///   that does not know the option (`ENOPROTOOPT`, before 6.5) falls back; any other failure
+///   (`EINVAL`/`ESRCH`: the peer has already exited) refuses the connection, since the
+///   fallback's pid may by then name another process. The fallback is `pidfd_open(pid)`, which could name a *new* process if the caller
 ///   exited and its pid was reused before the call; so the fallback then re-checks the peer:
 ///   the process the pidfd names must have started no later than the connection was accepted
 ///   (`/proc/<pid>/stat` start time against `CLOCK_BOOTTIME`, in clock ticks), and the peer
 ///   credentials must read the same again. A pid that was recycled belongs to a process
 ///   started after the caller exited, hence after `accept()`, and is refused.
-/// - executable: `/proc/<pid>/exe`, read and then checked against the pidfd (the pidfd must
-///   still name that pid, so the process that was read is the pinned one, not a successor).
+/// - executable and session: `/proc/<pid>/exe` and the pid's logind session, both read by pid
+///   number and then checked against the pidfd (it must still name that pid: the pidfd holds
+///   the pid until the process is reaped, so what was read is the pinned process, not a
+///   successor that reused its pid).
 ///
 /// Anything that cannot be established refuses the connection (fail closed).
 struct PeerIdentity: Sendable {
@@ -41,8 +45,9 @@ struct PeerIdentity: Sendable {
         var source = "SO_PEERPIDFD"
         var pidfd: Int32 = forceFallback ? -1 : keygated_peer_pidfd(socket)
         if pidfd < 0 {
-            if !forceFallback && errno != ENOPROTOOPT && errno != EINVAL {
-                throw IdentityError("SO_PEERPIDFD failed (errno \(errno))")
+            let code = errno
+            if !forceFallback && !peerPidfdUnsupported(errno: code) {
+                throw IdentityError("SO_PEERPIDFD failed (errno \(code)); the caller may have exited")
             }
             source = "pidfd_open"
             pidfd = keygated_pidfd_open(pid)
@@ -54,14 +59,39 @@ struct PeerIdentity: Sendable {
                 throw error
             }
         }
-        let executable = readLink("/proc/\(pid)/exe")
-        guard keygated_pidfd_pid(pidfd) == pid, let executable else {
+        let read: (executable: String, session: String?)
+        do throws(IdentityError) {
+            read = try readPinned(pid: pid, pidfd: pidfd) { () -> (String, String?)? in
+                guard let executable = readLink("/proc/\(pid)/exe") else { return nil }
+                return (executable, session(of: pid))
+            }
+        } catch {
             close(pidfd)
-            throw IdentityError("process \(pid) exited before its executable could be checked")
+            throw error
         }
         let identity = PeerIdentity(
-            uid: uid, gid: gid, pid: pid, executable: executable, pidfdSource: source, session: session(of: pid))
+            uid: uid, gid: gid, pid: pid, executable: read.executable, pidfdSource: source, session: read.session)
         return (identity, pidfd)
+    }
+
+    /// True when a failed `SO_PEERPIDFD` with `errno` means the kernel does not know the option
+    /// (`ENOPROTOOPT`, before Linux 6.5), the only case the `pidfd_open` fallback may follow.
+    /// `EINVAL` from a kernel that knows it means the peer has exited (no thread-group task to
+    /// pin): its pid may already be another process's, so that, like anything else, refuses.
+    static func peerPidfdUnsupported(errno code: Int32) -> Bool { code == ENOPROTOOPT }
+
+    /// Runs `reads` (what is read about the peer by its pid number), then checks that `pidfd`
+    /// still names `pid`: a pidfd keeps its pid from being reused until the process is reaped, so
+    /// when it still names it, everything `reads` saw was the pinned process's.
+    /// - Throws: ``IdentityError`` when `reads` found nothing (nil) or the process was gone
+    ///   after it (its pid may have been reused while it read).
+    static func readPinned<T>(pid: Int32, pidfd: Int32, _ reads: () -> T?) throws(IdentityError) -> T {
+        let value = reads()
+        guard keygated_pidfd_pid(pidfd) == pid else {
+            throw IdentityError("process \(pid) exited while its executable and session were read")
+        }
+        guard let value else { throw IdentityError("cannot read the executable of process \(pid)") }
+        return value
     }
 
     /// The fallback's re-check (see the type's documentation).

@@ -99,8 +99,9 @@ final class UserKeychains: Sendable {
         if let file = configuration.enrollmentFile { environment["KEYGATE_ENROLLMENT_FILE"] = file }
         // The daemon's own environment (its unit's), never a client's: which system bus holds logind.
         if let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") { environment["DBUS_SYSTEM_BUS_ADDRESS"] = String(cString: bus) }
+        // fprintd is asked about the caller's fingers (its kernel uid), never root's.
         return LinuxDevice(
-            mode: configuration.deviceState, environment: environment,
+            mode: configuration.deviceState, environment: environment, enrollmentUser: uid,
             onWarning: { Log.line("uid \(uid): \($0)") })
     }
 

@@ -95,6 +95,40 @@ import Testing
         #expect(try Self.listedAccounts(world) == ["plain", "presence"])
     }
 
+    /// The reviewers' reproduction: an enrollment file that another user may write (here
+    /// `nobody`'s, mode 0666, rewritten with another set), or a symbolic link to another set, is
+    /// not trusted: biometry is unavailable, the `biometryCurrentSet` item is refused, not
+    /// deleted, and reads again once the trusted file is back.
+    @Test func anEnrollmentFileOthersCanWriteNeverDeletesItems() throws {
+        let world = try CLIWorld()
+        try world.pam.matrixService("keygate-biometry", user: PAMWorld.currentUser(), password: "touch")
+        let enrolled = try world.directory.file("enrolled", contents: "f1\n")
+        #expect(chmod(enrolled, 0o644) == 0)
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = enrolled
+        #expect(
+            try world.add("api", "finger", Data("bio".utf8), ["--access-control", "biometryCurrentSet"]).status == 0)
+
+        try "f2\n".write(toFile: enrolled, atomically: false, encoding: .utf8)
+        #expect(chown(enrolled, 65534, 0) == 0 && chmod(enrolled, 0o666) == 0)
+        let changed = try world.directory.file("changed", contents: "f2\n")
+        let link = world.directory.url.appendingPathComponent("link").path
+        #expect(symlink(changed, link) == 0)
+        for source in [enrolled, link] {
+            world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = source
+            let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
+            #expect(read.status == 5, "refused for lack of biometry, not gone: \(read.stderr)")
+            #expect(read.stderr.contains("the enrollment file \(source)"), "\(read.stderr)")
+            #expect(try Self.listedAccounts(world) == ["finger"], "\(source)")
+        }
+
+        try "f1\n".write(toFile: enrolled, atomically: false, encoding: .utf8)
+        #expect(chown(enrolled, getuid(), getgid()) == 0 && chmod(enrolled, 0o644) == 0)
+        world.extraEnvironment["KEYGATE_ENROLLMENT_FILE"] = enrolled
+        let read = try world.run(["get", "--service", "api", "--account", "finger"], passphrase: "touch")
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == Data("bio".utf8))
+    }
+
     /// The same rule for fprintd, now asked over D-Bus in process: a bus without fprintd is
     /// biometry unavailable, never a change of the enrolled set, and no `fprintd-list` is run
     /// any more (one on `PATH` that would print another set, and leave a mark, is ignored).

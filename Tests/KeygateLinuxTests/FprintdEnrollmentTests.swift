@@ -11,11 +11,11 @@ import Testing
     /// The device's snapshot over the bus at `address` (no enrollment file), read on a thread of
     /// its own: nil when it has not returned within 10 s.
     static func snapshot(
-        address: String, readingBiometry: Bool = true, warnings: LogindLockStateTests.Warnings
+        address: String, readingBiometry: Bool = true, user: UInt32? = nil, warnings: LogindLockStateTests.Warnings
     ) -> DeviceSnapshot? {
         let device = LinuxDevice(
             mode: .unlocked, environment: ["PATH": "/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS": address],
-            onWarning: warnings.record)
+            enrollmentUser: user, onWarning: warnings.record)
         return OnThread.value(within: 10) { device.snapshot(readingBiometry: readingBiometry) }
     }
 
@@ -41,6 +41,27 @@ import Testing
         #expect(warnings.all.isEmpty)
         let user = try #require(getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) })
         #expect(Self.calls(bus).contains("ListEnrolledFingers \(user)"))
+    }
+
+    /// keygated (root) makes the device with the caller's uid: fprintd is asked about that
+    /// user's fingers, never the daemon's own (root's) set.
+    @Test func fprintdIsAskedAboutTheGivenUserNotTheProcessOwner() throws {
+        let bus = try PrivateSystemBus()
+        defer { bus.stop() }
+        try bus.startFprintd(readers: [("Test Reader", "press", ["right-index-finger"])])
+        let warnings = LogindLockStateTests.Warnings()
+        let other: UInt32 = geteuid() == 65534 ? 0 : 65534
+        let name = try #require(getpwuid(other).map { String(cString: $0.pointee.pw_name) })
+        let owner = try #require(getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) })
+        let snapshot = try #require(Self.snapshot(address: bus.address, user: other, warnings: warnings))
+        #expect(snapshot.biometryAvailable)
+        let asked = Self.calls(bus).filter { $0.hasPrefix("ListEnrolledFingers ") }
+        #expect(asked == ["ListEnrolledFingers \(name)"], "\(Self.calls(bus))")
+        #expect(!asked.contains("ListEnrolledFingers \(owner)"))
+        // A uid without a passwd entry is unavailable (with a warning), never someone else's set.
+        let unknown = try #require(Self.snapshot(address: bus.address, user: 3_999_999_999, warnings: warnings))
+        #expect(!unknown.biometryAvailable && unknown.enrollment == nil)
+        #expect(warnings.all.contains { $0.contains("uid 3999999999") }, "\(warnings.all)")
     }
 
     @Test func nothingEnrolledNoReaderOrNoFprintdIsUnavailableWithoutAWarning() throws {

@@ -95,6 +95,28 @@ import Testing
         #expect(half.closedByPeer(within: 5))
     }
 
+    /// The idle timeout bounds a half-sent frame as a whole: one byte a second, each well inside
+    /// a 2 s idle timeout, does not keep the frame open; the connection ends before the frame would.
+    @Test func aFrameTrickledByteByByteIsClosedAtTheIdleTimeout() throws {
+        let daemon = try DaemonFixture(config: "idle-timeout = 2\n")
+        try daemon.start()
+        let trickle = try daemon.connect()
+        try trickle.greet()
+        let add = Message.add(
+            AddRequest(service: "s", account: "a", data: SecretData(bytes: [UInt8](repeating: 7, count: 200))))
+        let frame = try add.frame(requestID: 2).encoded()
+        var reply: (id: UInt32, message: Message)?
+        for byte in frame.prefix(12) {
+            _ = trickle.send([byte])
+            reply = trickle.receive(timeout: 1)  // the next byte comes 1 s later, inside the idle timeout
+            if reply != nil { break }
+        }
+        let answer = try #require(reply, "12 bytes a second apart kept a half-sent frame open")
+        #expect(answer.message.keygateError?.status.rawValue == -25308)
+        #expect(trickle.closedByPeer(within: 5))
+        #expect(daemon.isRunning, "keygated died: \(daemon.log)")
+    }
+
     @Test func aClientThatStopsReadingBlocksNobody() throws {
         let daemon = try DaemonFixture()
         try daemon.start()

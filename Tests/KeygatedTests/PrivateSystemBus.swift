@@ -1,0 +1,1 @@
+../KeygateLinuxTests/PrivateSystemBus.swift
