@@ -84,4 +84,31 @@ uint64_t keygated_boottime_ticks(void) {
     return (uint64_t)now.tv_sec * (uint64_t)ticks + (uint64_t)now.tv_nsec / (1000000000UL / (uint64_t)ticks);
 }
 
+int keygated_pass_credentials(int socket) {
+    int on = 1;
+    return setsockopt(socket, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+
+long keygated_recv_with_sender(int socket, void *buffer, unsigned long length, int flags, int32_t *sender) {
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(struct ucred))];
+    } control;
+    struct iovec vector = {.iov_base = buffer, .iov_len = length};
+    struct msghdr message = {
+        .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    *sender = 0;
+    ssize_t count = recvmsg(socket, &message, flags | MSG_CMSG_CLOEXEC);
+    if (count < 0) return -1;
+    for (struct cmsghdr *item = CMSG_FIRSTHDR(&message); item != NULL; item = CMSG_NXTHDR(&message, item)) {
+        if (item->cmsg_level == SOL_SOCKET && item->cmsg_type == SCM_CREDENTIALS &&
+            item->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(item), sizeof credentials);
+            *sender = credentials.pid;
+        }
+    }
+    return (long)count;
+}
+
 int keygated_accept(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC); }

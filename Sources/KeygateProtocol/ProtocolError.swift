@@ -19,12 +19,17 @@ public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A well-formed frame that may not come now (wrong direction, no hello first, a request id
     /// that does not increase, an answer nobody asked for).
     case outOfOrder(String)
+    /// Bytes sent by another process than the one that opened the connection (the kernel names
+    /// each sender): the connection was handed on, and what its opener was is no longer who
+    /// speaks on it.
+    case foreignSender(sender: Int32, opener: Int32)
 
     /// The OSStatus an error frame carries for this rejection: `errSecParam` (-50) for frames
-    /// that do not decode, `errSecBadReq` (-909) for frames that come out of order.
+    /// that do not decode, `errSecBadReq` (-909) for frames that come out of order or from a
+    /// process that did not open the connection.
     public var status: Int32 {
         switch self {
-        case .outOfOrder: -909
+        case .outOfOrder, .foreignSender: -909
         default: -50
         }
     }
@@ -40,6 +45,9 @@ public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
         case .reservedBitsSet: "reserved header bits are set"
         case .malformed(let why): "malformed payload: \(why)"
         case .outOfOrder(let why): "frame out of order: \(why)"
+        case .foreignSender(let sender, let opener):
+            "bytes from process \(sender) on the connection process \(opener) opened (a connection is "
+                + "used only by the process that opened it)"
         }
     }
 }

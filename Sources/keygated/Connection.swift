@@ -38,7 +38,7 @@ final class Connection: Sendable {
         // The idle timeout bounds a half-sent frame as a whole, from its first byte.
         self.reader = FrameReader(
             socket: socket, maximumFrameLength: configuration.maximumFrameLength,
-            frameMilliseconds: Int64(configuration.idleTimeoutSeconds) * 1000)
+            frameMilliseconds: Int64(configuration.idleTimeoutSeconds) * 1000, opener: identity.pid)
         self.wire = Wire(
             socket: socket, maximumFrameLength: configuration.maximumFrameLength,
             who: "uid \(identity.uid) pid \(identity.pid)")

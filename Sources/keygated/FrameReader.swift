@@ -1,3 +1,4 @@
+import CKeygated
 import Glibc
 import KeygateProtocol
 import KeygateStore
@@ -34,6 +35,9 @@ final class FrameReader: Sendable {
     }
 
     let socket: Int32
+    /// The process that opened the connection (its `SO_PEERCRED` pid): bytes any other process
+    /// sent end the connection (``ProtocolError/foreignSender(sender:opener:)``); nil: not checked.
+    let opener: Int32?
     /// How long one frame may take from its first byte to its last when read without a deadline
     /// (the idle timeout), however its bytes trickle in; nil: no bound but the socket's.
     let frameMilliseconds: Int64?
@@ -41,8 +45,10 @@ final class FrameReader: Sendable {
 
     /// A reader of `socket`'s frames of at most `maximumFrameLength` bytes, each of which must
     /// come whole within `frameMilliseconds` of its first byte when read without a deadline.
-    init(socket: Int32, maximumFrameLength: Int, frameMilliseconds: Int64? = nil) {
+    /// Bytes are taken only from `opener` when it is given (the socket must have `SO_PASSCRED`).
+    init(socket: Int32, maximumFrameLength: Int, frameMilliseconds: Int64? = nil, opener: Int32? = nil) {
         self.socket = socket
+        self.opener = opener
         self.frameMilliseconds = frameMilliseconds
         self.state = Mutex(State(decoder: FrameDecoder(maximumLength: maximumFrameLength)))
     }
@@ -76,7 +82,9 @@ final class FrameReader: Sendable {
                     if ready == 0 { return .timedOut(halfFrame: state.decoder.bufferedCount > 0) }
                     if ready < 0 { return .closed }
                 }
-                let count = recv(socket, &state.buffer, state.buffer.count, deadline == nil ? 0 : Int32(MSG_DONTWAIT))
+                var sender: Int32 = 0
+                let count = keygated_recv_with_sender(
+                    socket, &state.buffer, UInt(state.buffer.count), deadline == nil ? 0 : Int32(MSG_DONTWAIT), &sender)
                 if count < 0 && errno == EINTR { continue }
                 if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                     // Polled and woken for nothing: poll again, until the deadline.
@@ -92,8 +100,13 @@ final class FrameReader: Sendable {
                     }
                     return .closed
                 }
+                if let opener, sender != opener {
+                    // Handed on (a child holding the socket, a descriptor passed): not who connected.
+                    state.closed = true
+                    return .broken(.foreignSender(sender: sender, opener: opener))
+                }
                 do throws(ProtocolError) {
-                    state.pending = try state.decoder.append(state.buffer[0..<count])
+                    state.pending = try state.decoder.append(state.buffer[0..<Int(count)])
                 } catch {
                     return .broken(error)
                 }

@@ -14,7 +14,8 @@ import Glibc
 ///   (`/proc/<pid>/stat` start time against `CLOCK_BOOTTIME`, in clock ticks), and the peer
 ///   credentials must read the same again. A pid that was recycled belongs to a process
 ///   started after the caller exited, hence after `accept()`, and is refused.
-/// - executable and session: `/proc/<pid>/exe` and the pid's logind session, both read by pid
+/// - executable and session: `/proc/<pid>/exe` (trusted for grants only when the caller shares
+///   the daemon's mount namespace, ``program``) and the pid's logind session, both read by pid
 ///   number and then checked against the pidfd (it must still name that pid: the pidfd holds
 ///   the pid until the process is reaped, so what was read is the pinned process, not a
 ///   successor that reused its pid).
@@ -25,6 +26,11 @@ struct PeerIdentity: Sendable {
     let gid: UInt32
     let pid: Int32
     let executable: String
+    /// The executable as a grant may name it: ``executable`` when the caller sees the daemon's
+    /// mounts (the same mount namespace), nil otherwise: in a mount namespace of its own, any
+    /// file can sit at any path (a user namespace lets an unprivileged caller mount its own
+    /// program over a granted one), so its path proves nothing and matches no grant.
+    let program: String?
     /// "SO_PEERPIDFD" or "pidfd_open".
     let pidfdSource: String
     /// The caller's logind session, when it has one.
@@ -59,18 +65,19 @@ struct PeerIdentity: Sendable {
                 throw error
             }
         }
-        let read: (executable: String, session: String?)
+        let read: (executable: String, session: String?, sameMounts: Bool)
         do throws(IdentityError) {
-            read = try readPinned(pid: pid, pidfd: pidfd) { () -> (String, String?)? in
+            read = try readPinned(pid: pid, pidfd: pidfd) { () -> (String, String?, Bool)? in
                 guard let executable = readLink("/proc/\(pid)/exe") else { return nil }
-                return (executable, session(of: pid))
+                return (executable, session(of: pid), sharesMountNamespace(pid))
             }
         } catch {
             close(pidfd)
             throw error
         }
         let identity = PeerIdentity(
-            uid: uid, gid: gid, pid: pid, executable: read.executable, pidfdSource: source, session: read.session)
+            uid: uid, gid: gid, pid: pid, executable: read.executable,
+            program: read.sameMounts ? read.executable : nil, pidfdSource: source, session: read.session)
         return (identity, pidfd)
     }
 
@@ -121,6 +128,15 @@ struct PeerIdentity: Sendable {
         // fields[0] is field 3 (state); field 22 is fields[19].
         guard fields.count > 19 else { return nil }
         return UInt64(fields[19])
+    }
+
+    /// Whether process `pid` is in the daemon's own mount namespace (its `ns/mnt` is the same
+    /// inode); false when either cannot be read.
+    static func sharesMountNamespace(_ pid: Int32) -> Bool {
+        var theirs = stat()
+        var ours = stat()
+        guard stat("/proc/\(pid)/ns/mnt", &theirs) == 0, stat("/proc/self/ns/mnt", &ours) == 0 else { return false }
+        return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino
     }
 
     private static func session(of pid: Int32) -> String? {

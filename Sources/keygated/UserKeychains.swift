@@ -64,7 +64,7 @@ final class UserKeychains: Sendable {
         return Keychain(
             store: store, accessGroups: accessGroups, authenticator: authenticator,
             device: device(for: identity),
-            organisationPolicy: RulesOrganisationPolicy(policies, program: identity.executable),
+            organisationPolicy: RulesOrganisationPolicy(policies, program: identity.program),
             attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow,
             auditor: try trail(identity.uid).auditor(for: identity))
     }

@@ -1,3 +1,4 @@
+import CKeygated
 import Glibc
 
 // keygated --socket PATH --state-directory DIR [--config FILE]: see Server, Connection and
@@ -26,6 +27,11 @@ do throws(StartupError) {
         forcePidfdFallback: configuration.forcePidfdFallback)
     let fd: Int32
     if let inherited { fd = inherited.fd } else { fd = try server.listen() }
+    // Every connection then names, with each chunk it reads, the process that sent it
+    // (FrameReader refuses bytes from any other process than the one that connected).
+    guard keygated_pass_credentials(fd) == 0 else {
+        throw StartupError("cannot set SO_PASSCRED on the listening socket (errno \(errno))")
+    }
     let origin =
         switch inherited?.path {
         case nil: ""

@@ -128,7 +128,13 @@ import Testing
         }
         .map { $0.dropFirst() }.joined(separator: "\n")
         .replacingOccurrences(of: "enrollment-file = /etc/keygate/enrollment", with: "enrollment-file = /nonexistent")
-        let all = try DaemonFixture(config: uncommented)
+        // A policies path must exist (a missing one stops the daemon): an empty root-owned one.
+        let policies = "/tmp/keygated-shipped-policies-\(getpid())"
+        #expect(mkdir(policies, 0o755) == 0 || errno == EEXIST)
+        defer { rmdir(policies) }
+        let all = try DaemonFixture(
+            config: uncommented.replacingOccurrences(
+                of: "policies = /etc/keygate/policies", with: "policies = \(policies)"))
         try all.start()
         #expect(try all.probe(as: DaemonFixture.userA, "status").lines.first?.hasPrefix("mode=daemon") == true)
     }

@@ -3,8 +3,8 @@
 
 // The kernel and sd-login calls keygated makes that Swift cannot make directly: the peer
 // credentials of a Unix socket (struct ucred needs _GNU_SOURCE), the peer's pidfd
-// (SO_PEERPIDFD, Linux >= 6.5), pidfd_open (a raw syscall; syscall() is variadic) and the
-// logind session of a pid.
+// (SO_PEERPIDFD, Linux >= 6.5), pidfd_open (a raw syscall; syscall() is variadic), the
+// sender of received bytes (SCM_CREDENTIALS control messages) and the logind session of a pid.
 
 #include <stdint.h>
 
@@ -24,6 +24,15 @@ int32_t keygated_pidfd_pid(int pidfd);
 /// The logind session of `pid` into `buffer` (NUL-terminated): 0, or a negative errno
 /// (-ENODATA: the process belongs to no session).
 int keygated_pid_session(int32_t pid, char *buffer, int size);
+
+/// Sets SO_PASSCRED on `socket` (a listening socket's connections inherit it): the kernel then
+/// names the sending process of every chunk a read returns. 0, or -1 with errno.
+int keygated_pass_credentials(int socket);
+
+/// recv(socket, buffer, length, flags) that also reports the pid of the process that sent the
+/// bytes (SCM_CREDENTIALS, with SO_PASSCRED set): the byte count (0 at the end of the stream),
+/// or -1 with errno; `sender` is 0 when the kernel attached no credentials.
+long keygated_recv_with_sender(int socket, void *buffer, unsigned long length, int flags, int32_t *sender);
 
 /// accept4(socket, NULL, NULL, SOCK_CLOEXEC): the new descriptor, or -1 with errno.
 int keygated_accept(int socket);
