@@ -240,6 +240,20 @@ import Testing
         #expect(try docker("version", "").stdoutText.hasPrefix("docker-credential-keygate"))
     }
 
+    /// A store whose JSON is broken inside the secret (an unquoted password) is refused naming
+    /// the place, never echoing the secret's characters, and stores nothing.
+    @Test func brokenDockerJSONIsRefusedWithoutEchoingTheSecret() throws {
+        let world = try CLIWorld()
+        let result = try world.run(
+            ["docker-credential", "store"],
+            stdin: Data(#"{"ServerURL":"https://reg.example","Username":"alice","Secret":hunter2}"#.utf8))
+        #expect(result.status == 1)
+        let said = result.stdoutText + result.stderr
+        #expect(said.contains("not JSON") && said.contains("column"), "\(said)")
+        #expect(!said.contains("'h'") && !said.contains("hunter"), "\(said)")
+        #expect(try world.run(["docker-credential", "list"], stdin: Data()).stdoutText == "{}\n")
+    }
+
     /// Session 25, defect 2: replacing a server's credential with another user name's stores
     /// the new one before removing the old, so a refused store (a `forbid add` for that user)
     /// leaves the old credential in place; an allowed one still leaves one credential.

@@ -91,7 +91,8 @@ struct DockerCredentialCommand: RunnableCommand {
         do {
             node = try JSONParser.parse(text)
         } catch {
-            throw KeygateError(.param, "the credentials are not JSON: \(error.message)")
+            throw KeygateError(
+                .param, "the credentials are not JSON: \(error.message) (line \(error.line), column \(error.column))")
         }
         guard case .object(let members) = node.value else {
             throw KeygateError(.param, "the credentials are not a JSON object")

@@ -172,7 +172,9 @@ package struct JSONParser {
         case UInt8(ascii: "f"): try literal("false"); value = .bool(false)
         case UInt8(ascii: "n"): try literal("null"); value = .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = .number(try parseNumber())
-        default: throw fail("unexpected character '\(Character(Unicode.Scalar(bytes[index])))'")
+        // The character itself is not quoted: the input may be a secret (docker-credential's
+        // store reads its password as JSON); the line and column place it.
+        default: throw fail("unexpected character where a value was expected")
         }
         return JSONNode(value, line: startLine, column: startColumn)
     }
