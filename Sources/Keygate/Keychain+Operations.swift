@@ -462,6 +462,15 @@ extension Keychain {
                 continue
             }
             let record = records[index]
+            // Removed only on access-control columns the sealed value vouches for: an edited
+            // class or binding that merely reads as invalidated is damage (errSecDecode), and
+            // the item stays.
+            do {
+                try store.verify(record)
+            } catch {
+                if decisions { found.sweeps.append(.damaged(error.message)) }
+                continue
+            }
             var notes: [AuditNote] = []
             if why == .enrollmentChanged {
                 notes.append(.enrollment(bound: control.boundEnrollment, now: state.biometry.enrollment))

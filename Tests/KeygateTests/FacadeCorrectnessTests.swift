@@ -272,6 +272,24 @@ import Testing
             _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
         }
     }
+
+    /// Columns edited to a class that would be invalidated now (whenPasscodeSet on a device
+    /// without a passcode) do not get the item erased as "not found": the sealed value does not
+    /// vouch for them, so the read is errSecDecode and the row stays.
+    @Test func aRowEditedToLookInvalidatedIsDamageNotRemoved() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        let (keychain, audit) = fixture.audited(groups: ["group.app"])
+        try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
+        let raw = try SQLiteConnection(
+            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
+        try raw.execute("UPDATE items SET pdmn = 'akpu', accc = 'akpu;dacl(true)'")
+        fixture.device.removePasscode()
+        await #expect(throws: KeygateError(.decode, "")) {
+            _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
+        }
+        #expect(try fixture.rows() == 1, "the edited row was removed")
+        #expect(!audit.records.contains { $0.event.kind == .delete })
+    }
 }
 
 /// A sink that always fails, as a full disk would.
