@@ -338,7 +338,8 @@ extension Keychain {
     /// (`odel(true)`), unless an organisation rule asks for it. Items that no longer exist for
     /// this request (passcode removed, enrollment changed) are removed by the search itself and
     /// count as deleted: deleting only such items succeeds.
-    /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches.
+    /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches;
+    ///   `errSecNotAvailable` when another process changed an item meanwhile (nothing is deleted).
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
         try await auditor.collecting { () async throws(KeygateError) in try await performDelete(query, context: given) }
     }
@@ -369,7 +370,7 @@ extension Keychain {
         }
         guard !found.alive.isEmpty else { return }
         try auditor.commit()  // the decisions' record first: nothing is deleted without it
-        try store.delete(found.alive.map(\.id))
+        try store.delete(found.alive)  // only as read: an item changed meanwhile deletes nothing
     }
 
     // MARK: - Helpers
@@ -498,7 +499,7 @@ extension Keychain {
         }
         if !goneIndices.isEmpty {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
-            try store.delete(goneIndices.map { records[$0].id })
+            try store.delete(goneIndices.map { records[$0] })
         }
         found.removed = goneIndices.count
         return found

@@ -98,4 +98,19 @@ public final class InMemoryItemStore: ItemStore {
             for id in ids { state.items[id] = nil }
         }
     }
+
+    /// Deletes items as they were read: one changed since (another value stored) deletes nothing.
+    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
+        try state.withLock { (state: inout State) throws(KeygateError) in
+            for record in records {
+                guard let current = state.items[record.id] else { continue }
+                guard Self.holds(current.data, record.sealed) else {
+                    throw KeygateError(
+                        .notAvailable, "item \(record.id) was changed by another writer; nothing was deleted",
+                        condition: .racingWriter)
+                }
+            }
+            for record in records { state.items[record.id] = nil }
+        }
+    }
 }

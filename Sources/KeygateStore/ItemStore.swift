@@ -51,12 +51,23 @@ public protocol ItemStore: Sendable {
     func replace(_ replacements: [ItemReplacement]) throws(KeygateError)
     /// Deletes items, all or none; ids already gone are ignored.
     func delete(_ ids: [ItemID]) throws(KeygateError)
+    /// Deletes items as they were read, all or none: when another writer changed one since its
+    /// record was read (moved it to another group, gave it another access control or value),
+    /// nothing is deleted and the call fails with `errSecNotAvailable`
+    /// (``KeygatePolicy/KeygateError/Condition/racingWriter``); records already gone are ignored.
+    func delete(_ records: [ItemRecord]) throws(KeygateError)
 }
 
 extension ItemStore {
     /// Opens the value and discards it at once (the copy is wiped when released).
     public func verify(_ item: ItemRecord) throws(KeygateError) {
         _ = try open(item)
+    }
+
+    /// For a backend that keeps no version of its items: deletes by id, unable to tell an item
+    /// changed since it was read from the one read.
+    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
+        try delete(records.map(\.id))
     }
 }
 

@@ -413,6 +413,33 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
+    /// Deletes items in one transaction, only as they were read: a row whose nonce is no longer
+    /// the record's (another writer replaced it since) rolls back everything.
+    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
+        try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
+            try itemTransaction(connection) { () throws(KeygateError) in
+                for record in records {
+                    // A record of another store holds no nonce of ours: it never matches.
+                    let nonce: [UInt8]? = if case .encrypted(let nonce, _) = record.sealed { nonce } else { nil }
+                    let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
+                    try check.bind(.integer(record.id.rawValue), at: 1)
+                    let found = try check.step()
+                    let current = found ? check.blob(0) : nil
+                    check.reset()
+                    guard found else { continue }
+                    guard nonce != nil, current == nonce else {
+                        throw KeygateError(
+                            .notAvailable, "item \(record.id) was changed by another writer; nothing was deleted",
+                            condition: .racingWriter)
+                    }
+                    try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([
+                        .integer(record.id.rawValue)
+                    ])
+                }
+            }
+        }
+    }
+
     private static func values(_ fields: ItemFields, _ controlText: String) -> [SQLiteStatement.Value] {
         [
             .text(fields.identity.accessGroup), .text(fields.identity.account), .text(fields.identity.service),

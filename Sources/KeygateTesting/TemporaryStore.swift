@@ -67,4 +67,7 @@ public final class TemporaryStore: ItemStore {
 
     /// Forwarded to ``base``.
     public func delete(_ ids: [ItemID]) throws(KeygateError) { try base.delete(ids) }
+
+    /// Forwarded to ``base``.
+    public func delete(_ records: [ItemRecord]) throws(KeygateError) { try base.delete(records) }
 }

@@ -212,6 +212,27 @@ import Testing
         }
     }
 
+    /// A delete made from records read before another writer moved one of them (to a group the
+    /// deleting caller may not see): nothing is deleted, a racing writer; records as read, and
+    /// records already gone, delete as before. On both backends.
+    @Test(arguments: Backend.allCases)
+    func aDeleteOfAnItemChangedSinceItWasReadDeletesNothing(_ backend: Backend) throws {
+        let store = try TemporaryStore(backend)
+        let read = try store.insert([
+            Fixtures.item(Fixtures.fields(account: "one"), "1"), Fixtures.item(Fixtures.fields(account: "two"), "2"),
+        ])
+        var moved = read[1].fields
+        moved.identity.accessGroup = "group.b"
+        try store.replace([ItemReplacement(replacing: read[1], fields: moved, data: SecretData("2"))])
+        let error = Self.failure { try store.delete(read) }
+        #expect(error?.status == .notAvailable)
+        #expect(error?.condition == .racingWriter)
+        #expect(try store.items(matching: Fixtures.all).count == 2, "a racing delete deleted something")
+        let current = try store.items(matching: Fixtures.all)
+        try store.delete([read[0]] + current)
+        #expect(try store.items(matching: Fixtures.all).isEmpty)
+    }
+
     /// A row whose access control was edited so it no longer parses: a damaged item.
     @Test func aDamagedRowIsNamed() throws {
         let store = try TemporaryStore(.sqlite)
