@@ -449,6 +449,7 @@ extension Keychain {
         // Where the removed records were, in order: the records found are the candidates as
         // they are (no copy of a list's hundreds of thousands) unless some were removed.
         var goneIndices: [Int] = []
+        var gone: [ItemRecord] = []  // the removed records as read whole (what the delete checks)
         // Each record read where it is in the array (a record copied out per candidate cost a
         // retain and a release of each of its fields); only a removed one is copied.
         for index in records.indices {
@@ -462,12 +463,15 @@ extension Keychain {
                 if decisions { found.sweeps.append(.decided(decision)) }
                 continue
             }
-            let record = records[index]
             // Removed only on access-control columns the sealed value vouches for: an edited
             // class or binding that merely reads as invalidated is damage (errSecDecode), and
-            // the item stays.
+            // the item stays. A search for attributes only read no value: the row is read again
+            // whole (rare: only an item that reads as invalidated).
+            let record: ItemRecord
             do {
-                try store.verify(record)
+                guard let sealed = try filter.withoutValues ? reread(records[index]) : records[index] else { continue }
+                try store.verify(sealed)
+                record = sealed
             } catch {
                 if decisions { found.sweeps.append(.damaged(error.message)) }
                 continue
@@ -482,6 +486,7 @@ extension Keychain {
                     kind: .delete, item: record.fields.identity, accessControl: control.textForm,
                     decision: .allow, reasons: Array(decision.reasons), notes: notes))
             goneIndices.append(index)
+            gone.append(record)
         }
         if goneIndices.isEmpty {
             found.alive = records
@@ -499,10 +504,20 @@ extension Keychain {
         }
         if !goneIndices.isEmpty {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
-            try store.delete(goneIndices.map { records[$0] })
+            try store.delete(gone)
         }
         found.removed = goneIndices.count
         return found
+    }
+
+    /// `record` read again with its sealed value (a search for attributes only reads none), or
+    /// nil when it is gone meanwhile.
+    private func reread(_ record: ItemRecord) throws(KeygateError) -> ItemRecord? {
+        let identity = record.fields.identity
+        let filter = ItemFilter(
+            accessGroups: [identity.accessGroup], service: identity.service, account: identity.account,
+            synchronizable: identity.synchronizable)
+        return try store.items(matching: filter).first { $0.id == record.id }
     }
 
     /// Apple's synchronizable rules: no access control on a synchronizable item (`errSecParam`),

@@ -288,6 +288,11 @@ import Testing
             _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))
         }
         #expect(try fixture.rows() == 1, "the edited row was removed")
+        // A search for attributes only (a list) reads the row again whole before it would remove it.
+        let listed = try await keychain.copyMatching(
+            ItemQuery(service: "api", matchLimit: .all, returnAttributes: true))
+        #expect(listed.count == 1)
+        #expect(try fixture.rows() == 1, "the edited row was removed by a list")
         #expect(!audit.records.contains { $0.event.kind == .delete })
     }
 }
