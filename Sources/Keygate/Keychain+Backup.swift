@@ -54,34 +54,46 @@ extension Keychain {
 
     /// Restores a backup, all or nothing: every item must be in one of the caller's groups
     /// (`errSecMissingEntitlement`), must be addable now (its class available, biometry bound
-    /// again to this device's enrollment), and must not exist yet (`errSecDuplicateItem`).
+    /// again to this device's enrollment, not `ThisDeviceOnly`, and not synchronizable with an
+    /// access control, as ``add(_:context:)`` refuses), and must not exist yet
+    /// (`errSecDuplicateItem`). Every refusal is audited.
     /// - Returns: how many items were restored.
-    /// - Throws: `errSecDecode` for a wrong passphrase or a damaged backup; nothing is imported then.
+    /// - Throws: `errSecDecode` for a wrong passphrase or a damaged backup; `errSecParam` for an
+    ///   item add would refuse; nothing is imported then.
     @discardableResult
     public func importBackup(_ backup: [UInt8], passphrase: SecretData, context given: AuthenticationContext? = nil)
         async throws(KeygateError) -> Int
     {
-        let entries = try BackupArchive.open(backup, passphrase: passphrase)
+        let entries: [BackupArchive.Entry]
         let context: AuthenticationContext
         do throws(KeygateError) {
+            entries = try BackupArchive.open(backup, passphrase: passphrase)
             context = try self.context(given)
         } catch {
             throw refused(.import, service: nil, account: nil, accessGroup: nil, error)
         }
-        var items: [NewItem] = []
+        // First every parameter check, as add makes them: no prompt before them.
         for entry in entries {
-            var fields = entry.fields
-            let identity = fields.identity
-            do {
+            let identity = entry.fields.identity
+            do throws(KeygateError) {
                 _ = try groups(identity.accessGroup)
+                let control = entry.fields.accessControl
+                if control.protection.isThisDeviceOnly {
+                    throw KeygateError(.param, "\(identity) is ThisDeviceOnly and cannot be imported")
+                }
+                // A backup says nothing of how the control was given: any constraint is one.
+                try Self.checkSynchronizable(
+                    identity.synchronizable, control,
+                    explicitControl: control.constraint.kind != .allow || control.requiresApplicationPassword)
             } catch {
                 throw refused(
                     .import, service: identity.service, account: identity.account, accessGroup: identity.accessGroup,
                     error)
             }
-            if fields.accessControl.protection.isThisDeviceOnly {
-                throw KeygateError(.param, "\(fields.identity) is ThisDeviceOnly and cannot be imported")
-            }
+        }
+        var items: [NewItem] = []
+        for entry in entries {
+            var fields = entry.fields
             // Bind again to this device: a backup's enrollment set belongs to the device it came from.
             var control = fields.accessControl
             if control.boundEnrollment != nil {

@@ -260,10 +260,17 @@ extension Keychain {
             case nil: break
             }
             let control = newControl ?? updated.accessControl
-            try Self.checkSynchronizable(
-                updated.identity.synchronizable, control,
-                explicitControl: explicitControl || control.constraint.kind != .allow
-                    || control.requiresApplicationPassword)
+            do throws(KeygateError) {
+                try Self.checkSynchronizable(
+                    updated.identity.synchronizable, control,
+                    explicitControl: explicitControl || control.constraint.kind != .allow
+                        || control.requiresApplicationPassword)
+            } catch {
+                let identity = record.fields.identity
+                throw refused(
+                    .update, service: identity.service, account: identity.account, accessGroup: identity.accessGroup,
+                    error)
+            }
             planned.append((record, updated, newControl))
         }
         guard !planned.isEmpty else { throw KeygateError(.itemNotFound, "no item matches \(Self.describe(query))") }

@@ -20,16 +20,17 @@ public struct PolicyTestSuite: Sendable {
     public let path: String
 
     /// Loads a policy test file (JSON) and the policies it names (relative to it).
-    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) for an unreadable or invalid file or policy.
+    /// - Throws: ``KeygatePolicy/KeygateError`` (`errSecParam`) for an unreadable or invalid file or policy;
+    ///   a bad value or an unknown key is named by file, line, column and field.
     public init(path: String) throws(KeygateError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw KeygateError(.param, "\(path): cannot read the policy test file")
         }
         let file: PolicyTestFile
-        do {
-            file = try JSONDecoder().decode(PolicyTestFile.self, from: data)
+        do throws(InputFileError) {
+            file = try PolicyTestFile(parsing: String(decoding: data, as: UTF8.self), file: path)
         } catch {
-            throw KeygateError(.param, "\(path): invalid policy test file: \(error)")
+            throw KeygateError(.param, error.description)
         }
         let base = (path as NSString).deletingLastPathComponent
         self.policies = try PolicyDirectory.load(

@@ -182,4 +182,39 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stdoutText.contains("FAIL \(failing): wrong: decision deny, expected allow"))
     }
+
+    /// A misspelled key would make a case check nothing (JSONDecoder ignored it: "2 passed"):
+    /// it is refused with exit 2, naming the file, line, column and field, and no case runs.
+    @Test func aTestFileWithAnUnknownKeyOrWrongTypeIsRefusedWithItsLine() throws {
+        let world = try CLIWorld()
+        let misspelled = try world.directory.file(
+            "misspelled.tests.json",
+            contents: """
+                {"policies": ["\(Self.shipped)/default.policy"],
+                 "cases": [{"name": "a", "operation": "add", "service": "s", "accessible": "always",
+                            "expect": {"decision": "deny", "rules": ["default-minimum"], "statsu": "x"}},
+                           {"name": "b", "operation": "add", "acount": "me",
+                            "expect": {"decision": "allow", "rules": []}}]}
+                """)
+        var result = try world.run(["policy", "test", misspelled])
+        #expect(result.status == 2, "\(result.stdoutText)")
+        #expect(result.stdoutText.isEmpty, "\(result.stdoutText)")
+        #expect(
+            result.lastErrorLine.contains("\(misspelled):3:74: cases[0].expect.statsu: unknown key 'statsu'"),
+            "\(result.stderr)")
+
+        let wrongType = try world.directory.file(
+            "wrong-type.tests.json",
+            contents: """
+                {"policies": ["\(Self.shipped)/default.policy"],
+                 "cases": [{"name": "a", "operation": "add",
+                            "expect": {"decision": "allow", "rules": "default-minimum"}}]}
+                """)
+        result = try world.run(["policy", "test", wrongType])
+        #expect(result.status == 2, "\(result.stdoutText)")
+        #expect(
+            result.lastErrorLine.contains(
+                "\(wrongType):3:54: cases[0].expect.rules: expected an array, found a string"),
+            "\(result.stderr)")
+    }
 }

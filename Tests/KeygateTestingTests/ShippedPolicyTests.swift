@@ -36,6 +36,22 @@ import Testing
                     + "deciding rules [\"payment-tokens\"], expected []") == true)
     }
 
+    @Test func aTestFileWithAMisspelledKeyIsRefusedWithItsLine() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "keygate-misspelled-\(ProcessInfo.processInfo.processIdentifier).tests.json"
+        ).path
+        let text = """
+            {"policies": ["\(Self.root)/default.policy"],
+             "cases": [{"name": "a", "operation": "add", "accesControl": "biometryAny",
+                        "expect": {"decision": "allow", "rules": []}}]}
+            """
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: KeygateError.self) { try PolicyTestSuite(path: path) }
+        #expect(error?.status == .param)
+        #expect(error?.message.hasPrefix("\(path):2:46: cases[0].accesControl: unknown key 'accesControl'") == true)
+    }
+
     struct World {
         let authenticator = ScriptedAuthenticator()
         let clock = ManualClock()

@@ -98,4 +98,72 @@ import Testing
                 _ = try await source.keychain.exportBackup(passphrase: SecretData(""), strength: .minimumForTests)
             } == .param)
     }
+
+    /// A backup sealed by hand: what a crafted file may hold, which export never writes.
+    static func crafted(_ items: [(account: String, sync: Bool, control: AccessControl)]) throws -> [UInt8] {
+        try BackupArchive.seal(
+            items.map { item in
+                BackupArchive.Entry(
+                    fields: ItemFields(
+                        identity: ItemIdentity(
+                            accessGroup: "group.app", account: item.account, service: "api", synchronizable: item.sync),
+                        accessControl: item.control, created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1)),
+                    data: SecretData("v"))
+            }, passphrase: passphrase, strength: .minimumForTests)
+    }
+
+    /// Add refuses a synchronizable item with an access control (errSecParam); so does import,
+    /// all or nothing, before any prompt, and the refusal is audited.
+    @Test(arguments: Backend.allCases)
+    func importRefusesASynchronizableItemWithAnAccessControl(_ backend: Backend) async throws {
+        let backup = try Self.crafted([
+            ("plain", false, try AccessControl(protection: .whenUnlocked, flags: .userPresence)),
+            ("synced-gated", true, try AccessControl(protection: .whenUnlocked, flags: .userPresence)),
+        ])
+        let target = try KeychainFixture(backend)
+        let (keychain, audit) = target.audited(groups: ["group.app"])
+        #expect(
+            await KeychainTests.status { try await keychain.importBackup(backup, passphrase: Self.passphrase) }
+                == .param)
+        #expect(try target.rows() == 0, "nothing was imported")
+        #expect(target.authenticator.prompts.isEmpty, "no prompt before a parameter check")
+        let refusal = audit.records(.import, service: "api", account: "synced-gated").last
+        #expect(refusal?.event.status == .param)
+        #expect(refusal?.event.notes.contains { if case .refused = $0 { true } else { false } } == true)
+    }
+
+    /// A refusal is a decision too: a ThisDeviceOnly item in a crafted backup and a backup that
+    /// does not open are audited as refused imports.
+    @Test(arguments: Backend.allCases)
+    func everyImportRefusalIsAudited(_ backend: Backend) async throws {
+        let target = try KeychainFixture(backend)
+        let (keychain, audit) = target.audited(groups: ["group.app"])
+        let deviceOnly = try Self.crafted([
+            ("device-only", false, try AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: []))
+        ])
+        #expect(
+            await KeychainTests.status { try await keychain.importBackup(deviceOnly, passphrase: Self.passphrase) }
+                == .param)
+        #expect(audit.records(.import, service: "api", account: "device-only").last?.event.status == .param)
+        #expect(
+            await KeychainTests.status { try await keychain.importBackup(deviceOnly, passphrase: SecretData("wrong")) }
+                == .decode)
+        #expect(audit.records.last?.event.kind == .import)
+        #expect(audit.records.last?.event.status == .decode)
+        #expect(try target.rows() == 0)
+    }
+
+    /// Update's per-item refusal (a gated item made synchronizable) is audited too.
+    @Test(arguments: Backend.allCases)
+    func updatesSynchronizableRefusalIsAudited(_ backend: Backend) async throws {
+        let fixture = try KeychainFixture(backend)
+        try await KeychainTests.add(fixture, account: "gated", flags: .userPresence, value: "g")
+        let (keychain, audit) = fixture.audited(groups: ["group.app", "group.shared"])
+        #expect(
+            await KeychainTests.status {
+                try await keychain.update(ItemQuery(account: "gated"), changes: ItemChanges(synchronizable: true))
+            } == .param)
+        #expect(audit.records(.update, service: "api", account: "gated").last?.event.status == .param)
+        #expect(fixture.authenticator.prompts.isEmpty)
+    }
 }

@@ -76,4 +76,33 @@ import Testing
             try cli.run(as: Self.a, ["--embedded"] + get, environment: ["KEYGATE_DEVICE_STATE": "locked"]).status == 7)
         #expect(try cli.run(as: Self.a, ["--embedded"] + get, environment: claims).stdout == "pw")
     }
+
+    /// git's helper keeps served-credential records beside the proof records, in the client's
+    /// `$XDG_RUNTIME_DIR/keygate/`: embedded only. Through the daemon it neither reads nor
+    /// creates that directory (it did, whatever the mode), so nothing there changes a `store`.
+    @Test func theGitHelperKeepsNoRecordsInTheRuntimeDirectoryThroughTheDaemon() throws {
+        let daemon = try DaemonFixture(config: "device-state = unlocked\n")
+        try daemon.start()
+        let cli = CLIFixture(daemon: daemon)
+        let runtime = cli.environment(Self.a)["XDG_RUNTIME_DIR"] ?? ""
+        let made = try daemon.run(as: Self.a, "/bin/sh", ["-c", "mkdir -m 700 \"$1\" && echo made", "sh", runtime])
+        #expect(made.lines == ["made"], "\(made.output)")
+        let credential = "protocol=https\nhost=example.com\nusername=me\npassword=hunter2\n\n"
+        for mode in ["--daemon", "--embedded"] {
+            let stored = try cli.run(as: Self.a, [mode, "credential", "store"], stdin: credential)
+            #expect(stored.status == 0 && stored.stderr.isEmpty, "\(mode): \(stored.stderr)")
+            let got = try cli.run(
+                as: Self.a, [mode, "credential", "get"], stdin: "protocol=https\nhost=example.com\n\n")
+            #expect(got.status == 0 && got.stdout.contains("password=hunter2\n"), "\(mode): \(got.stderr)")
+            #expect(got.stderr.isEmpty, "\(mode): \(got.stderr)")
+            let again = try cli.run(as: Self.a, [mode, "credential", "store"], stdin: credential)
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(mode): \(again.stderr)")
+            if mode == "--daemon" {
+                #expect(access(runtime + "/keygate", F_OK) != 0, "the daemon-mode helper created \(runtime)/keygate")
+            } else {
+                // Embedded, the helper does keep them there, so the check above proves something.
+                #expect(access(runtime + "/keygate/served-\(Self.a).json", F_OK) == 0)
+            }
+        }
+    }
 }

@@ -24,8 +24,9 @@ struct GitCredentialCommand: Command {
             after the item's access control allows it (asking through PAM on the terminal when it
             needs a proof); nothing is printed when there is no credential, and "quit=1" when you
             cancel, so git stops instead of asking for the remote password. store adds the
-            credential with the given protection, or replaces a changed one; storing the credential
-            a get just returned changes nothing and asks nothing. erase deletes it (no proof needed).
+            credential with the given protection, or replaces a changed one; embedded, storing the
+            credential a get just returned changes nothing and asks nothing (through the daemon it
+            updates the item). erase deletes it (no proof needed).
             Other actions are ignored, as git asks of helpers.
 
               git config --global credential.helper "keygate --access-control userPresence"
@@ -87,15 +88,14 @@ struct GitCredentialCommand: Command {
             throw KeygateError(.param, "the stored account of \(service) cannot be sent to git (it has a line break)")
         }
         try GitCredential.writeAnswer(username: account, stored: stored, to: context.environment.output)
-        ServedCredentials.open(context.console)?.remember(
-            service: service, account: account, stored: stored, now: Self.now())
+        Self.served(context)?.remember(service: service, account: account, stored: stored, now: Self.now())
     }
 
     func store(
         _ credential: GitCredential, service: String, session: Session, _ context: CommandContext
     ) async throws(KeygateError) {
         guard credential.hasPassword, let username = credential.username, !username.isEmpty else { return }
-        let served = ServedCredentials.open(context.console)
+        let served = Self.served(context)
         let query = ItemQuery(service: service, account: username, accessGroup: session.accessGroup)
         let exists = try await !session.matches(query).isEmpty
         if exists
@@ -127,6 +127,15 @@ struct GitCredentialCommand: Command {
         do {
             try await session.delete(query)
         } catch KeygateStatus.itemNotFound {}
+    }
+
+    /// The served-credential records (`$XDG_RUNTIME_DIR/keygate/`), in embedded mode only:
+    /// through the daemon, proofs and their reuse are the daemon's, so the client's runtime
+    /// directory and session are neither read nor created, and a record the user can write
+    /// cannot turn a `store` into a no-op (each `store` of an existing item updates it).
+    static func served(_ context: CommandContext) -> ServedCredentials? {
+        guard context.global.mode == .embedded else { return nil }
+        return ServedCredentials.open(context.console)
     }
 
     /// Seconds since the epoch.

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Keygate
 import KeygatePolicy
 
@@ -45,20 +44,15 @@ struct PolicyTestCommand: Command {
 
     /// The test file at `path` (a regular file of at most 1 MiB, read without blocking) and
     /// the policies it names (relative to its directory).
-    /// - Throws: `errSecParam` naming the file when it cannot be read or decoded, or a policy
-    ///   it names is broken.
+    /// - Throws: `errSecParam` naming the file, and the line, column and field of a bad value
+    ///   (an unknown key is one), when it cannot be read or decoded, or a policy it names is
+    ///   broken.
     static func load(_ path: String) throws(KeygateError) -> (PolicyTestFile, PolicySet) {
-        let bytes: [UInt8]
+        let file: PolicyTestFile
         do throws(InputFileError) {
-            bytes = try InputFile.read(path, limit: InputFile.contextLimit)
+            file = try PolicyTestFile(parsing: InputFile.text(path, limit: InputFile.contextLimit), file: path)
         } catch {
             throw KeygateError(.param, error.description)
-        }
-        let file: PolicyTestFile
-        do {
-            file = try JSONDecoder().decode(PolicyTestFile.self, from: Data(bytes))
-        } catch {
-            throw KeygateError(.param, "\(path): invalid policy test file: \(error)")
         }
         let base = StorePaths.directory(of: path)
         return (file, try PolicyDirectory.load(file.policies.map { $0.hasPrefix("/") ? $0 : base + "/" + $0 }))
