@@ -55,7 +55,11 @@ final class Server: Sendable {
             close(fd)
             throw StartupError("\(path): cannot bind (errno \(errno))")
         }
-        guard chmod(temporary, 0o666) == 0, Glibc.listen(fd, 512) == 0, rename(temporary, path) == 0 else {
+        // Before any client can connect: every connection then names, with each chunk read, the
+        // process that sent it (FrameReader refuses bytes from any other than the one that connected).
+        guard keygated_pass_credentials(fd) == 0, chmod(temporary, 0o666) == 0, Glibc.listen(fd, 512) == 0,
+            rename(temporary, path) == 0
+        else {
             let code = errno
             unlink(temporary)
             close(fd)

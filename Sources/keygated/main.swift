@@ -26,11 +26,15 @@ do throws(StartupError) {
         configuration: configuration,
         forcePidfdFallback: configuration.forcePidfdFallback)
     let fd: Int32
-    if let inherited { fd = inherited.fd } else { fd = try server.listen() }
-    // Every connection then names, with each chunk it reads, the process that sent it
-    // (FrameReader refuses bytes from any other process than the one that connected).
-    guard keygated_pass_credentials(fd) == 0 else {
-        throw StartupError("cannot set SO_PASSCRED on the listening socket (errno \(errno))")
+    if let inherited {
+        fd = inherited.fd
+        // keygate.socket sets it (PassCredentials=yes) before any client connects; a unit
+        // without it gets it now, for the connections to come.
+        guard keygated_pass_credentials(fd) == 0 else {
+            throw StartupError("cannot set SO_PASSCRED on the socket from systemd (errno \(errno))")
+        }
+    } else {
+        fd = try server.listen()
     }
     let origin =
         switch inherited?.path {

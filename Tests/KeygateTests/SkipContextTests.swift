@@ -9,18 +9,19 @@ import Testing
 /// `errSecParam` before anything changes or is written, as the same policy on the query is
 /// refused, so no item is silently left out of a change or a backup.
 @Suite struct SkipContextTests {
-    func skipping(_ fixture: KeychainFixture) -> AuthenticationContext {
+    /// A fixture holding a plain item and one that needs a proof, and a context that skips.
+    func seeded(_ backend: Backend) async throws -> (KeychainFixture, AuthenticationContext) {
+        let fixture = try KeychainFixture(backend)
+        try await KeychainTests.add(fixture, account: "plain", value: "p")
+        try await KeychainTests.add(fixture, account: "guarded", flags: .userPresence, value: "g")
         let context = fixture.context()
         context.interaction = .skip
-        return context
+        return (fixture, context)
     }
 
     @Test(arguments: Backend.allCases)
     func changesRefuseASkippingContext(_ backend: Backend) async throws {
-        let fixture = try KeychainFixture(backend)
-        try await KeychainTests.add(fixture, account: "plain", value: "p")
-        try await KeychainTests.add(fixture, account: "guarded", flags: .userPresence, value: "g")
-        let context = skipping(fixture)
+        let (fixture, context) = try await seeded(backend)
         #expect(
             await KeychainTests.status {
                 try await fixture.keychain.add(
@@ -45,10 +46,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func anExportRefusesASkippingContextRatherThanLeaveItemsOut(_ backend: Backend) async throws {
-        let fixture = try KeychainFixture(backend)
-        try await KeychainTests.add(fixture, account: "plain", value: "p")
-        try await KeychainTests.add(fixture, account: "guarded", flags: .userPresence, value: "g")
-        let context = skipping(fixture)
+        let (fixture, context) = try await seeded(backend)
         #expect(
             await KeychainTests.status {
                 _ = try await fixture.keychain.exportBackup(

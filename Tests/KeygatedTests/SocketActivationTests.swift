@@ -23,6 +23,7 @@ import Testing
             s.bind(path)
             os.chmod(path, 0o666)
             if kind == "listening":
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # PassCredentials=yes, as shipped
                 s.listen(64)
             fd = s.detach()
         if kind != "none":
