@@ -24,8 +24,10 @@ public struct FileAttemptLedger: AttemptLedger {
     static let refusalSeconds = 300
 
     /// The ledger in `directory` (created 0700 when missing).
-    /// - Parameter report: takes one line for each refusal: the file and what is wrong with it
-    ///   (never a secret); by default refusals are silent (the outcome is still a lockout).
+    /// - Parameters:
+    ///   - directory: where the counter file `attempts-<uid>.json` lives.
+    ///   - report: takes one line for each refusal: the file and what is wrong with it (never a
+    ///     secret); by default refusals are silent (the outcome is still a lockout).
     public init(directory: String, report: @escaping @Sendable (String) -> Void = { _ in }) {
         mkdir(directory, 0o700)
         file = LockedFile(path: directory + "/attempts-\(geteuid()).json")

@@ -11,11 +11,13 @@ public import KeygatePolicy
 ///
 /// - **Primary key.** At most one item per ``KeygatePolicy/ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.
-/// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and ``delete(_:)`` apply every entry
-///   or none; a replacement of an id that is gone fails with `errSecItemNotFound`, and one
-///   made with ``ItemReplacement/init(replacing:fields:data:)`` of an item another writer
-///   changed since it was read fails with `errSecNotAvailable` (no lost updates; this
-///   package's backends give it the cause ``KeygatePolicy/KeygateError/Condition/racingWriter``).
+/// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and `delete` (by ids or by records)
+///   apply every entry or none; a replacement of an id that is gone fails with
+///   `errSecItemNotFound`, and one made with ``ItemReplacement/init(replacing:fields:data:)`` of
+///   an item another writer changed since it was read fails with `errSecNotAvailable` (no lost
+///   updates; this package's backends give it the cause
+///   ``KeygatePolicy/KeygateError/Condition/racingWriter``), as does a delete by records of such
+///   an item.
 /// - **Damaged rows.** A row whose access control cannot be trusted is returned with
 ///   ``ItemRecord/damage`` set, so it can still be deleted, instead of failing every search
 ///   (for backends that keep rows outside memory, where someone else can edit them).
