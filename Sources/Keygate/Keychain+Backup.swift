@@ -84,7 +84,7 @@ extension Keychain {
                 // A backup says nothing of how the control was given: any constraint is one.
                 try Self.checkSynchronizable(
                     identity.synchronizable, control,
-                    explicitControl: control.constraint.kind != .allow || control.requiresApplicationPassword)
+                    explicitControl: control.imposesAuthentication)
             } catch {
                 throw refused(
                     .import, service: identity.service, account: identity.account, accessGroup: identity.accessGroup,

@@ -263,8 +263,7 @@ extension Keychain {
             do throws(KeygateError) {
                 try Self.checkSynchronizable(
                     updated.identity.synchronizable, control,
-                    explicitControl: explicitControl || control.constraint.kind != .allow
-                        || control.requiresApplicationPassword)
+                    explicitControl: explicitControl || control.imposesAuthentication)
             } catch {
                 let identity = record.fields.identity
                 throw refused(
@@ -564,4 +563,11 @@ extension Keychain {
         if let group = query.accessGroup { add("group '\(group)'") }
         return text.isEmpty ? "the query" : text
     }
+}
+
+extension AccessControl {
+    /// Whether the control asks for anything beyond its class (a constraint or an application
+    /// password): such a control is an access control however it was given (a backup or a
+    /// stored item does not say), so a synchronizable item may not have it.
+    var imposesAuthentication: Bool { constraint.kind != .allow || requiresApplicationPassword }
 }

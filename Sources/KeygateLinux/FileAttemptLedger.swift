@@ -143,9 +143,8 @@ public struct FileAttemptLedger: AttemptLedger {
         let cleared = factor == .passcode ? [factor, .biometry] : [factor]
         do {
             try change { entries in
-                let before = entries
+                let changed = cleared.contains { (entries[$0.rawValue]?.record ?? AttemptRecord()) != AttemptRecord() }
                 for factor in cleared { entries[factor.rawValue] = Entry() }
-                let changed = cleared.contains { (before[$0.rawValue]?.record ?? AttemptRecord()) != AttemptRecord() }
                 return ((), changed)
             }
         } catch {

@@ -1,5 +1,6 @@
 internal import CSystemd
 import Glibc
+import KeygatePAM
 import KeygatePolicy
 
 /// The fingers enrolled with fprintd, asked over D-Bus (sd-bus) in process, as `fprintd-list`
@@ -24,7 +25,8 @@ enum FprintdEnrollment {
     static func read(environment: [String: String], user uid: uid_t, timeout: UInt64 = timeoutMicroseconds)
         -> EnrollmentSource.Reading
     {
-        guard let user = userName(uid) else {
+        // getpwuid_r: keygated asks from many threads.
+        guard let user = try? ProcessOwner.userName(of: uid) else {
             return .unavailable(why: "no passwd entry for uid \(uid) to ask fprintd about")
         }
         let address =
@@ -45,19 +47,6 @@ enum FprintdEnrollment {
             return .unavailable(why: "cannot ask fprintd for the enrolled fingers (\(reason))")
         }
         return enrolledSet(String(cString: listing))
-    }
-
-    /// The login name of `uid` (getpwuid_r: keygated asks from many threads), nil when it has none.
-    static func userName(_ uid: uid_t) -> String? {
-        var buffer = [CChar](repeating: 0, count: 16384)
-        return buffer.withUnsafeMutableBufferPointer { storage -> String? in
-            var entry = passwd()
-            var found: UnsafeMutablePointer<passwd>?
-            guard let base = storage.baseAddress, getpwuid_r(uid, &entry, base, storage.count, &found) == 0,
-                found != nil, let name = entry.pw_name
-            else { return nil }
-            return String(cString: name)
-        }
     }
 
     /// The set in the shim's listing (`D<reader>` lines, each followed by its `F<finger>` lines).

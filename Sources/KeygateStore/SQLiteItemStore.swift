@@ -128,9 +128,9 @@ public final class SQLiteItemStore: ItemStore {
     /// migrations. Another program's database is refused before anything in it changes.
     /// - Returns: whether the store holds at least one item.
     private static func setUp(_ opened: SQLiteConnection, created: Bool) throws(KeygateError) -> Bool {
-        try SQLiteSchema.refuseForeign(opened)
+        let version = try SQLiteSchema.refuseForeign(opened)
         try opened.execute("PRAGMA journal_mode = WAL")
-        try SQLiteSchema.migrate(opened)
+        try SQLiteSchema.migrate(opened, current: version)
         // A new store's schema reaches the database file itself before its key exists, so a key
         // seldom sits beside an empty database file (best effort: other processes may hold the
         // WAL; the lost-database check also accepts an empty file beside a non-empty WAL).
@@ -360,20 +360,10 @@ public final class SQLiteItemStore: ItemStore {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try itemTransaction(connection) { () throws(KeygateError) in
                 for entry in sealed {
-                    if let expected = entry.expected {
-                        // A record of another store holds no nonce of ours: it never matches.
-                        let nonce: [UInt8]? = if case .encrypted(let nonce, _) = expected { nonce } else { nil }
-                        let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
-                        try check.bind(.integer(entry.id.rawValue), at: 1)
-                        let found = try check.step()
-                        let current = found ? check.blob(0) : nil
-                        check.reset()
-                        guard found else { throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists") }
-                        guard nonce != nil, current == nonce else {
-                            throw KeygateError(
-                                .notAvailable, "item \(entry.id) was changed by another writer; nothing was changed",
-                                condition: .racingWriter)
-                        }
+                    if let expected = entry.expected,
+                        try !Self.holdsAsRead(entry.id, expected, on: connection, else: "nothing was changed")
+                    {
+                        throw KeygateError(.itemNotFound, "item \(entry.id) no longer exists")
                     }
                     // Move every row out of the way first, so swaps between items do not collide halfway.
                     let park = try connection.statement(
@@ -419,25 +409,37 @@ public final class SQLiteItemStore: ItemStore {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
             try itemTransaction(connection) { () throws(KeygateError) in
                 for record in records {
-                    // A record of another store holds no nonce of ours: it never matches.
-                    let nonce: [UInt8]? = if case .encrypted(let nonce, _) = record.sealed { nonce } else { nil }
-                    let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
-                    try check.bind(.integer(record.id.rawValue), at: 1)
-                    let found = try check.step()
-                    let current = found ? check.blob(0) : nil
-                    check.reset()
-                    guard found else { continue }
-                    guard nonce != nil, current == nonce else {
-                        throw KeygateError(
-                            .notAvailable, "item \(record.id) was changed by another writer; nothing was deleted",
-                            condition: .racingWriter)
-                    }
+                    // Gone already: ignored.
+                    guard try Self.holdsAsRead(record.id, record.sealed, on: connection, else: "nothing was deleted")
+                    else { continue }
                     try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([
                         .integer(record.id.rawValue)
                     ])
                 }
             }
         }
+    }
+
+    /// Whether row `id` still holds the value `expected` was read with (its nonce); false when
+    /// the row is gone.
+    /// - Throws: `errSecNotAvailable` (``KeygatePolicy/KeygateError/Condition/racingWriter``),
+    ///   ending with `outcome`, when another writer replaced it since.
+    private static func holdsAsRead(
+        _ id: ItemID, _ expected: SealedValue, on connection: SQLiteConnection, else outcome: String
+    ) throws(KeygateError) -> Bool {
+        // A record of another store holds no nonce of ours: it never matches.
+        let nonce: [UInt8]? = if case .encrypted(let nonce, _) = expected { nonce } else { nil }
+        let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
+        try check.bind(.integer(id.rawValue), at: 1)
+        let found = try check.step()
+        let current = found ? check.blob(0) : nil
+        check.reset()
+        guard found else { return false }
+        guard nonce != nil, current == nonce else {
+            throw KeygateError(
+                .notAvailable, "item \(id) was changed by another writer; \(outcome)", condition: .racingWriter)
+        }
+        return true
     }
 
     private static func values(_ fields: ItemFields, _ controlText: String) -> [SQLiteStatement.Value] {

@@ -15,12 +15,7 @@ enum DaemonPolicies {
     ///   the daemon's user, or a file does not load (naming `file:line:column`).
     static func load(_ path: String?) throws(StartupError) -> PolicySet {
         guard let path else { return .empty }
-        guard access(path, F_OK) == 0 || errno != ENOENT else {
-            throw StartupError(
-                "\(path): no such policy directory or file (the policies setting names it): create it, "
-                    + "or remove the setting to run without organisation rules and grants")
-        }
-        let info = try checkOwned(path)
+        let info = try checkOwned(path, isSetting: true)
         let files: [String]
         do {
             files = info.st_mode & S_IFMT == S_IFDIR ? try PolicyDirectory.files(in: path) : [path]
@@ -35,11 +30,17 @@ enum DaemonPolicies {
         }
     }
 
-    /// `path` (symbolic links not followed) belongs to the daemon's user and is writable by no one else.
+    /// `path` (symbolic links not followed) belongs to the daemon's user and is writable by no
+    /// one else. The path the setting names (`isSetting`) is said to be missing when it is.
     @discardableResult
-    private static func checkOwned(_ path: String) throws(StartupError) -> stat {
+    private static func checkOwned(_ path: String, isSetting: Bool = false) throws(StartupError) -> stat {
         var info = stat()
-        guard lstat(path, &info) == 0 else { throw StartupError("\(path): cannot be read (errno \(errno))") }
+        guard lstat(path, &info) == 0 else {
+            guard isSetting, errno == ENOENT else { throw StartupError("\(path): cannot be read (errno \(errno))") }
+            throw StartupError(
+                "\(path): no such policy directory or file (the policies setting names it): create it, "
+                    + "or remove the setting to run without organisation rules and grants")
+        }
         guard TrustedWriters.only([geteuid()], canWrite: info) else {
             throw StartupError("\(path): must belong to the daemon's user and not be writable by group or others")
         }

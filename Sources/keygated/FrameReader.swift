@@ -36,17 +36,17 @@ final class FrameReader: Sendable {
 
     let socket: Int32
     /// The process that opened the connection (its `SO_PEERCRED` pid): bytes any other process
-    /// sent end the connection (``ProtocolError/foreignSender(sender:opener:)``); nil: not checked.
-    let opener: Int32?
+    /// sent end the connection (``ProtocolError/foreignSender(sender:opener:)``).
+    let opener: Int32
     /// How long one frame may take from its first byte to its last when read without a deadline
-    /// (the idle timeout), however its bytes trickle in; nil: no bound but the socket's.
-    let frameMilliseconds: Int64?
+    /// (the idle timeout), however its bytes trickle in.
+    let frameMilliseconds: Int64
     private let state: Mutex<State>
 
     /// A reader of `socket`'s frames of at most `maximumFrameLength` bytes, each of which must
     /// come whole within `frameMilliseconds` of its first byte when read without a deadline.
-    /// Bytes are taken only from `opener` when it is given (the socket must have `SO_PASSCRED`).
-    init(socket: Int32, maximumFrameLength: Int, frameMilliseconds: Int64? = nil, opener: Int32? = nil) {
+    /// Bytes are taken only from `opener` (the socket must have `SO_PASSCRED`).
+    init(socket: Int32, maximumFrameLength: Int, frameMilliseconds: Int64, opener: Int32) {
         self.socket = socket
         self.opener = opener
         self.frameMilliseconds = frameMilliseconds
@@ -71,7 +71,7 @@ final class FrameReader: Sendable {
                 if !state.pending.isEmpty { return .frame(state.pending.removeFirst()) }
                 if state.closed { return .closed }
                 var deadline = deadline
-                if deadline == nil, let started = state.frameStarted, let frameMilliseconds {
+                if deadline == nil, let started = state.frameStarted {
                     deadline = started + frameMilliseconds
                 }
                 if let deadline {
@@ -100,7 +100,7 @@ final class FrameReader: Sendable {
                     }
                     return .closed
                 }
-                if let opener, sender != opener {
+                if sender != opener {
                     // Handed on (a child holding the socket, a descriptor passed): not who connected.
                     state.closed = true
                     return .broken(.foreignSender(sender: sender, opener: opener))

@@ -8,8 +8,9 @@ import Glibc
 /// - pidfd: `SO_PEERPIDFD` (Linux ≥ 6.5), the kernel's pin on that very process. Only a kernel
 ///   that does not know the option (`ENOPROTOOPT`, before 6.5) falls back; any other failure
 ///   (`EINVAL`/`ESRCH`: the peer has already exited) refuses the connection, since the
-///   fallback's pid may by then name another process. The fallback is `pidfd_open(pid)`, which could name a *new* process if the caller
-///   exited and its pid was reused before the call; so the fallback then re-checks the peer:
+///   fallback's pid may by then name another process. The fallback is `pidfd_open(pid)`,
+///   which could name a *new* process if the caller exited and its pid was reused before the
+///   call; so the fallback then re-checks the peer:
 ///   the process the pidfd names must have started no later than the connection was accepted
 ///   (`/proc/<pid>/stat` start time against `CLOCK_BOOTTIME`, in clock ticks), and the peer
 ///   credentials must read the same again. A pid that was recycled belongs to a process
@@ -134,10 +135,16 @@ struct PeerIdentity: Sendable {
     /// inode); false when either cannot be read.
     static func sharesMountNamespace(_ pid: Int32) -> Bool {
         var theirs = stat()
-        var ours = stat()
-        guard stat("/proc/\(pid)/ns/mnt", &theirs) == 0, stat("/proc/self/ns/mnt", &ours) == 0 else { return false }
-        return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino
+        guard let ours = ownMountNamespace, stat("/proc/\(pid)/ns/mnt", &theirs) == 0 else { return false }
+        return theirs.st_dev == ours.device && theirs.st_ino == ours.inode
     }
+
+    /// The daemon's own mount namespace, read once (it never changes).
+    private static let ownMountNamespace: (device: dev_t, inode: ino_t)? = {
+        var ours = stat()
+        guard stat("/proc/self/ns/mnt", &ours) == 0 else { return nil }
+        return (ours.st_dev, ours.st_ino)
+    }()
 
     private static func session(of pid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 256)

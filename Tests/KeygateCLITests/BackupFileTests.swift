@@ -6,17 +6,13 @@ import Testing
 /// Session 25, defects 3 and 4: a failed `export` leaves no backup behind and names the errno;
 /// `import` checks its file before it opens (or creates) a store.
 @Suite struct BackupFileTests {
-    /// Runs `keygate ARGUMENTS` through the shell, after `limits` (shell commands such as
-    /// `ulimit -f N`), with `passphrase` readable on descriptor 3.
+    /// Runs `keygate ARGUMENTS` after `limits` (shell commands such as `ulimit -f N`), with
+    /// `passphrase` readable on descriptor 3.
     static func run(
         _ world: CLIWorld, _ arguments: [String], limits: String = "", passphrase: String
     ) throws -> KeygateBinary.Result {
-        let file = world.directory.url.appendingPathComponent("fd3").path
-        try Data((passphrase + "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let quoted = ([KeygateBinary.url.path] + arguments).map { "'" + $0 + "'" }
-        return try KeygateBinary.run(
-            ["-c", limits + " exec " + quoted.joined(separator: " ") + " 3<'\(file)'"], stdin: Data(),
-            environment: world.environment, executable: URL(fileURLWithPath: "/bin/sh"))
+        try KeygateBinary.run(
+            arguments, environment: world.environment, descriptor3: Data((passphrase + "\n").utf8), shellPrefix: limits)
     }
 
     /// A write that fails (the file size limit, with SIGXFSZ ignored) leaves neither the

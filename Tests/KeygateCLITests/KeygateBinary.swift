@@ -30,9 +30,11 @@ struct KeygateBinary {
         return directory.appendingPathComponent("keygate")
     }()
 
-    /// Runs the binary; `descriptor3`, when given, is readable on the child's descriptor 3.
+    /// Runs the binary; `descriptor3`, when given, is readable on the child's descriptor 3, and
+    /// `shellPrefix` (shell commands such as `ulimit -f N;`) runs before it in the same shell.
     static func run(
-        _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:], descriptor3: Data? = nil
+        _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:], descriptor3: Data? = nil,
+        shellPrefix: String = ""
     ) throws -> Result {
         if let descriptor3 {
             // Process cannot pass extra descriptors: go through a shell that opens a file on 3.
@@ -41,7 +43,7 @@ struct KeygateBinary {
             defer { try? FileManager.default.removeItem(at: file) }
             let quoted = ([url.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             return try run(
-                ["-c", "exec " + quoted.joined(separator: " ") + " 3<'\(file.path)'"], stdin: stdin,
+                ["-c", shellPrefix + " exec " + quoted.joined(separator: " ") + " 3<'\(file.path)'"], stdin: stdin,
                 environment: environment,
                 executable: URL(fileURLWithPath: "/bin/sh"))
         }

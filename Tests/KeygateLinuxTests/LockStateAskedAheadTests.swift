@@ -17,15 +17,22 @@ import Testing
             askedAhead: asked)
     }
 
-    @Test func theFirstSnapshotReadsTheAnswerGivenWhenItWasAskedAndTheNextAsksAfresh() throws {
+    /// Session 1, locked, asked about ahead with `timeout`; `waited` seconds later (the answer
+    /// on its way) the bus goes away.
+    static func askedThenBusGone(timeout: Duration, waited: Double) throws -> (
+        asked: LinuxDevice.AskedLockState, environment: [String: String]
+    ) {
         let bus = try PrivateSystemBus()
         defer { bus.stop() }
         try bus.startLogind(sessions: ["1": "true"])
         let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .seconds(5))
-        // The answer is on its way; then the bus goes away.
-        Thread.sleep(forTimeInterval: 0.5)
-        bus.stop()
+        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: timeout)
+        Thread.sleep(forTimeInterval: waited)
+        return (asked, environment)
+    }
+
+    @Test func theFirstSnapshotReadsTheAnswerGivenWhenItWasAskedAndTheNextAsksAfresh() throws {
+        let (asked, environment) = try Self.askedThenBusGone(timeout: .seconds(5), waited: 0.5)
         let warnings = LogindLockStateTests.Warnings()
         let device = Self.device(asked, environment: environment, warnings: warnings)
         // Asked now, with no bus socket left, the answer would be "no session" (unlocked).
@@ -35,13 +42,7 @@ import Testing
     }
 
     @Test func anAnswerOlderThanTheTimeoutIsNotUsed() throws {
-        let bus = try PrivateSystemBus()
-        defer { bus.stop() }
-        try bus.startLogind(sessions: ["1": "true"])
-        let environment = ["XDG_SESSION_ID": "1", "DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-        let asked = LinuxDevice.askLockState(mode: .logind, environment: environment, logindTimeout: .milliseconds(300))
-        Thread.sleep(forTimeInterval: 0.6)
-        bus.stop()
+        let (asked, environment) = try Self.askedThenBusGone(timeout: .milliseconds(300), waited: 0.6)
         let warnings = LogindLockStateTests.Warnings()
         let device = Self.device(asked, environment: environment, warnings: warnings, timeout: .milliseconds(300))
         #expect(device.snapshot(readingBiometry: false).device.isLocked == false)

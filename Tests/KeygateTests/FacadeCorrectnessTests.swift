@@ -219,9 +219,7 @@ import Testing
         let fixture = try KeychainFixture(.sqlite)
         let (keychain, audit) = fixture.audited(groups: ["group.app"])
         try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
-        let raw = try SQLiteConnection(
-            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
-        try raw.execute("UPDATE items SET accc = 'damaged by a test'")
+        try fixture.editDatabase("UPDATE items SET accc = 'damaged by a test'")
         for (kind, call) in [
             (
                 AuditEvent.Kind.read,
@@ -257,9 +255,7 @@ import Testing
         let control = try AccessControl(protection: .whenUnlocked, flags: .devicePasscode)
         try await keychain.add(AddRequest(service: "api", account: "me", accessControl: control, data: SecretData("v")))
         // Someone with write access to the database but not the key downgrades the item.
-        let raw = try SQLiteConnection(
-            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
-        try raw.execute("UPDATE items SET accc = 'ak;dacl(true)'")
+        try fixture.editDatabase("UPDATE items SET accc = 'ak;dacl(true)'")
         await #expect(throws: KeygateError(.decode, "")) {
             try await keychain.update(
                 ItemQuery(service: "api", account: "me"), changes: ItemChanges(data: SecretData("new")))
@@ -280,9 +276,7 @@ import Testing
         let fixture = try KeychainFixture(.sqlite)
         let (keychain, audit) = fixture.audited(groups: ["group.app"])
         try await keychain.add(AddRequest(service: "api", account: "me", data: SecretData("v")))
-        let raw = try SQLiteConnection(
-            path: try #require(fixture.directory) + "/items.db", busyTimeoutMilliseconds: 1000)
-        try raw.execute("UPDATE items SET pdmn = 'akpu', accc = 'akpu;dacl(true)'")
+        try fixture.editDatabase("UPDATE items SET pdmn = 'akpu', accc = 'akpu;dacl(true)'")
         fixture.device.removePasscode()
         await #expect(throws: KeygateError(.decode, "")) {
             _ = try await keychain.copyMatching(ItemQuery(service: "api", account: "me", returnData: true))

@@ -1,8 +1,9 @@
 import Foundation
 import Keygate
 import KeygatePolicy
-import KeygateStore
 import KeygateTesting
+
+@testable import KeygateStore
 
 /// A keychain over a fresh store, a simulated device and a scripted authenticator.
 final class KeychainFixture: @unchecked Sendable {
@@ -37,6 +38,13 @@ final class KeychainFixture: @unchecked Sendable {
     /// A context on the fixture's clock.
     func context(reuse: Int = 0) -> AuthenticationContext {
         AuthenticationContext(state: AuthenticationState(reuseSeconds: reuse), clock: clock)
+    }
+
+    /// Runs `sql` on the SQLite store's database file directly, as someone with write access to
+    /// the file but not the key would.
+    func editDatabase(_ sql: String) throws {
+        guard let directory else { throw KeygateError(.param, "the store in memory has no database file") }
+        try SQLiteConnection(path: directory + "/items.db", busyTimeoutMilliseconds: 1000).execute(sql)
     }
 
     /// How many rows the store holds, whatever their group or sync flag.

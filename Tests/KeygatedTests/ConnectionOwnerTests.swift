@@ -47,21 +47,14 @@ import Testing
         try daemon.start()
         #expect(try daemon.probe(as: DaemonFixture.userA, "add", "api", "me", "v").lines == ["ok"])
         let user = "\(DaemonFixture.userA)"
-        let output = daemon.directory + "/unshared.out"
-        let process = try DaemonFixture.launch(
-            "/usr/bin/unshare",
+        let unshared = try daemon.run(
+            as: 0, "/usr/bin/unshare",
             [
                 "--mount", "--propagation", "private", "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)",
                 "--clear-groups", probe, daemon.socket, "get", "api", "me",
-            ],
-            output: output)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 1, "\(text)")
-        #expect(text.hasPrefix("error -34018"), "\(text)")
+            ])
+        #expect(unshared.status == 1, "\(unshared.output)")
+        #expect(unshared.output.hasPrefix("error -34018"), "\(unshared.output)")
     }
 
     /// Runs `arguments` with `socket` as its descriptor 3 and waits: its exit status.

@@ -135,6 +135,25 @@ final class DaemonFixture {
         return Result(status: process.terminationStatus, output: text)
     }
 
+    /// Starts a daemon with `config` that is expected to refuse to start: its exit status and
+    /// what it logged. One that starts anyway is recorded as an issue and stopped after 20 s.
+    static func startRefused(config: String) throws -> (status: Int32, log: String) {
+        let daemon = try DaemonFixture(config: config)
+        let output = daemon.directory + "/refused.log"
+        let process = try DaemonFixture.launch(
+            DaemonFixture.daemonPath,
+            ["--socket", daemon.socket, "--state-directory", daemon.state, "--config", daemon.configPath!],
+            output: output)
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            Issue.record("the daemon started with \(config)")
+            process.terminate()
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
+
     /// Starts `path` with standard output and error into `output`.
     static func launch(_ path: String, _ arguments: [String], output: String, environment: [String: String]? = nil)
         throws -> Process

@@ -38,34 +38,15 @@ import Testing
     /// running with every grant off.
     @Test func aMissingPoliciesPathRefusesToStart() throws {
         let missing = "/tmp/keygated-policies-\(getpid())-missing"
-        let (status, log) = try Self.startRefused(config: "policies = \(missing)\n")
+        let (status, log) = try DaemonFixture.startRefused(config: "policies = \(missing)\n")
         #expect(status == 78)
         #expect(log.contains("\(missing): no such policy directory or file"), "\(log)")
     }
 
     @Test func policiesOthersCanWriteRefuseToStart() throws {
         let policy = try PolicyFile("grant access-group \"g\" to program \"/usr/bin/x\"\n", mode: 0o666)
-        let (status, log) = try Self.startRefused(config: "policies = \(policy.path)\n")
+        let (status, log) = try DaemonFixture.startRefused(config: "policies = \(policy.path)\n")
         #expect(status == 78)
         #expect(log.contains("\(policy.path): must belong to the daemon's user"), "\(log)")
-    }
-
-    /// Starts a daemon with `config` that is expected to refuse to start: its exit status and
-    /// what it logged. One that starts anyway is recorded as an issue and stopped after 20 s.
-    static func startRefused(config: String) throws -> (status: Int32, log: String) {
-        let daemon = try DaemonFixture(config: config)
-        let output = daemon.directory + "/refused.log"
-        let process = try DaemonFixture.launch(
-            DaemonFixture.daemonPath,
-            ["--socket", daemon.socket, "--state-directory", daemon.state, "--config", daemon.configPath!],
-            output: output)
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            Issue.record("the daemon started with \(config)")
-            process.terminate()
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
 }

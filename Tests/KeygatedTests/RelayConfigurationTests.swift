@@ -6,17 +6,7 @@ import Testing
 /// `max-prompts-per-user` (1–4096); a value out of bounds refuses to start, naming the line.
 @Suite struct RelayConfigurationTests {
     func refusal(_ config: String) throws -> (status: Int32, log: String) {
-        let daemon = try DaemonFixture(config: config)
-        let output = daemon.directory + "/refused.log"
-        let process = try DaemonFixture.launch(
-            DaemonFixture.daemonPath,
-            ["--socket", daemon.socket, "--state-directory", daemon.state, "--config", daemon.configPath!],
-            output: output)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+        try DaemonFixture.startRefused(config: config)
     }
 
     @Test(arguments: [

@@ -107,6 +107,19 @@ package struct JSONField {
         return value
     }
 
+    /// Nil for JSON `null` (an absent optional value), else this field.
+    package func optional() -> JSONField? {
+        if case .null = node.value { return nil }
+        return self
+    }
+
+    /// An array of strings.
+    package func stringArray() throws(InputFileError) -> [String] {
+        var strings: [String] = []
+        for item in try array() { strings.append(try item.string()) }
+        return strings
+    }
+
     /// A string that must be one of `choices`.
     package func choice(_ choices: [String]) throws(InputFileError) -> String {
         let value = try string()

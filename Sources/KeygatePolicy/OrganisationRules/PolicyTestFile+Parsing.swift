@@ -57,18 +57,3 @@ extension PolicyCase {
                 requirements: try expect["requirements"]?.optional()?.stringArray()))
     }
 }
-
-extension JSONField {
-    /// Nil for JSON `null` (an absent optional value), else this field.
-    package func optional() -> JSONField? {
-        if case .null = node.value { return nil }
-        return self
-    }
-
-    /// An array of strings.
-    package func stringArray() throws(InputFileError) -> [String] {
-        var strings: [String] = []
-        for item in try array() { strings.append(try item.string()) }
-        return strings
-    }
-}

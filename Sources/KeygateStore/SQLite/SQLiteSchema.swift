@@ -3,7 +3,9 @@ import KeygatePolicy
 /// The database schema as ordered forward migrations; `PRAGMA user_version` records how
 /// many have run. Each runs in the same transaction as the version bump.
 enum SQLiteSchema {
-    static let migrations: [(name: String, sql: String)] = [
+    /// Each with the tables and indexes (not SQLite's own) it creates, as "type name": what a
+    /// database at that version holds (``refuseForeign(_:)``).
+    static let migrations: [(name: String, sql: String, creates: Set<String>)] = [
         (
             "v1: items with a unique primary key",
             """
@@ -23,7 +25,8 @@ enum SQLiteSchema {
                 value BLOB    NOT NULL
             );
             CREATE UNIQUE INDEX items_primary_key ON items (agrp, acct, svce, sync);
-            """
+            """,
+            ["table items", "index items_primary_key"]
         ),
         (
             "v2: store metadata (the key-check value, audit trail anchors)",
@@ -32,20 +35,19 @@ enum SQLiteSchema {
                 name  TEXT PRIMARY KEY,
                 value BLOB NOT NULL
             );
-            """
+            """,
+            ["table metadata"]
         ),
     ]
-
-    /// The tables and indexes (not SQLite's own) each migration creates, as "type name".
-    static let objects: [Set<String>] = [["table items", "index items_primary_key"], ["table metadata"]]
 
     /// Refuses a database that is not a Keygate store before anything in it changes (its journal
     /// mode included): its version must be one this Keygate's migrations reach, and its tables
     /// and indexes exactly those the migrations up to that version create. An empty database
     /// (version 0, no tables) is a new store.
+    /// - Returns: its schema version.
     /// - Throws: `errSecNotAvailable` naming the file, with ``KeygatePolicy/KeygateError/Condition/newerSchema``
     ///   or ``KeygatePolicy/KeygateError/Condition/foreignDatabase``.
-    static func refuseForeign(_ connection: SQLiteConnection) throws(KeygateError) {
+    static func refuseForeign(_ connection: SQLiteConnection) throws(KeygateError) -> Int {
         let probe = try connection.statement("PRAGMA user_version")
         _ = try probe.step()
         let version = Int(probe.integer(0))
@@ -57,7 +59,7 @@ enum SQLiteSchema {
         defer { list.reset() }
         var found = Set<String>()
         while try list.step() { found.insert((list.text(0) ?? "") + " " + (list.text(1) ?? "")) }
-        let expected = objects.prefix(version).reduce(into: Set<String>()) { $0.formUnion($1) }
+        let expected = migrations.prefix(version).reduce(into: Set<String>()) { $0.formUnion($1.creates) }
         guard found == expected else {
             let unexpected = found.subtracting(expected).sorted().prefix(3)
             let missing = expected.subtracting(found).sorted().prefix(3)
@@ -67,6 +69,7 @@ enum SQLiteSchema {
                 : "it has \(unexpected.joined(separator: ", ")) at schema version \(version)"
             throw foreign(connection, what)
         }
+        return version
     }
 
     private static func foreign(_ connection: SQLiteConnection, _ what: String) -> KeygateError {
@@ -85,13 +88,10 @@ enum SQLiteSchema {
         }
     }
 
-    /// Brings the database up to the latest version.
-    static func migrate(_ connection: SQLiteConnection) throws(KeygateError) {
-        // Read the version without a write lock; most opens need no migration.
-        let probe = try connection.statement("PRAGMA user_version")
-        _ = try probe.step()
-        let current = Int(probe.integer(0))
-        probe.reset()
+    /// Brings the database up to the latest version; `current` is the version read without a
+    /// write lock (``refuseForeign(_:)``'s): most opens need no migration, and the version is
+    /// read again under the lock before one runs.
+    static func migrate(_ connection: SQLiteConnection, current: Int) throws(KeygateError) {
         guard current != migrations.count else { return }
         try connection.transaction { () throws(KeygateError) in
             let statement = try connection.statement("PRAGMA user_version")

@@ -1,4 +1,5 @@
 import Glibc
+import KeygateAudit
 import KeygatePolicy
 
 /// Creates a file that must not exist yet, whole or not at all: the bytes go to a private
@@ -35,7 +36,8 @@ enum NewFile {
         }
         published = true
         unlink(temporary)
-        if let problem = syncDirectory(of: path) {
+        guard PrivateFile.syncDirectory(of: path) else {
+            let problem = errno
             unlink(path)
             throw failure("sync the directory of", problem)
         }
@@ -53,14 +55,5 @@ enum NewFile {
             }
             return 0
         }
-    }
-
-    /// Syncs the directory holding `path`, so its new name survives a crash; nil or the errno.
-    private static func syncDirectory(of path: String) -> Int32? {
-        let directory = StorePaths.directory(of: path)
-        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return errno }
-        defer { close(descriptor) }
-        return fsync(descriptor) == 0 ? nil : errno
     }
 }
