@@ -197,10 +197,18 @@ final class ClientConnection: Sendable {
         // A new connection starts a new sequence of request ids.
         let id: UInt32 = 1
         state.withLock { $0.nextID = 2 }
+        // The daemon speaks first, once it has read who we are; hello echoes its nonce.
+        let challenge = try Self.decode(try socket.receive(timeout: replyTimeout), path: path)
+        let nonce: [UInt8]
+        switch challenge {
+        case .challenge(let sent): nonce = sent
+        case .error(let status, let message): throw KeygateError(KeygateStatus(rawValue: status), message)
+        default: throw KeygateError(.notAvailable, "keygated at \(path) began with \(challenge.type), not a challenge")
+        }
         try socket.send(
             .hello(
                 minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: accessGroups,
-                client: clientName), requestID: id)
+                client: clientName, challenge: nonce), requestID: id)
         let reply = try Self.decode(try socket.receive(timeout: replyTimeout), path: path)
         switch reply {
         case .helloReply(_, let version):

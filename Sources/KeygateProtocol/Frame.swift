@@ -33,8 +33,9 @@ public struct Frame: Sendable {
 
 /// The protocol's fixed numbers.
 public enum FrameLimits {
-    /// The only protocol version this build speaks.
-    public static let version: UInt8 = 1
+    /// The only protocol version this build speaks (2: the daemon speaks first, with a
+    /// ``Message/challenge(nonce:)`` that `hello` echoes; version 1 had no challenge).
+    public static let version: UInt8 = 2
     /// Bytes of the length field.
     public static let lengthFieldSize = 4
     /// Bytes after the length field before the payload (version, type, reserved, request id).
@@ -83,6 +84,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case auditVerified = 0x86
     /// Daemon: a PAM prompt to show.
     case prompt = 0x87
+    /// Daemon: the connection's first frame, the nonce `hello` must echo.
+    case challenge = 0x88
     /// Daemon: the request failed (or the connection is closed), with its OSStatus.
     case error = 0x8F
 

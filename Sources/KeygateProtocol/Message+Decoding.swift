@@ -10,7 +10,8 @@ extension Message {
         case .hello:
             return .hello(
                 minimumVersion: try r.byte("minimumVersion"), maximumVersion: try r.byte("maximumVersion"),
-                accessGroups: try r.strings("accessGroups"), client: try r.string("client"))
+                accessGroups: try r.strings("accessGroups"), client: try r.string("client"),
+                challenge: try nonce(&r))
         case .status: return .status
         case .auditVerify: return .auditVerify
         case .cancel: return .cancel
@@ -26,6 +27,7 @@ extension Message {
         case .auditShow: return .auditShow(limit: try r.uint32("limit"))
         case .promptAnswer:
             return .promptAnswer(try r.optional("answer") { r throws(ProtocolError) in try r.secret("answer") })
+        case .challenge: return .challenge(nonce: try nonce(&r))
         case .helloReply:
             return .helloReply(version: try r.byte("version"), daemonVersion: try r.string("daemonVersion"))
         case .statusReply:
@@ -57,6 +59,15 @@ extension Message {
         case .error:
             return .error(status: try r.int32("status"), message: try r.string("message"))
         }
+    }
+
+    /// A challenge nonce: exactly ``ChallengeNonce/size`` bytes.
+    private static func nonce(_ r: inout WireReader) throws(ProtocolError) -> [UInt8] {
+        let nonce = try r.data("challenge")
+        guard nonce.count == ChallengeNonce.size else {
+            throw .malformed("challenge: \(nonce.count) bytes, not \(ChallengeNonce.size)")
+        }
+        return nonce
     }
 
     private static func add(_ r: inout WireReader) throws(ProtocolError) -> AddRequest {

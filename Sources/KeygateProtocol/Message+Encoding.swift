@@ -6,11 +6,14 @@ import KeygateStore
 extension Message {
     func encode(into w: inout WireWriter) {
         switch self {
-        case .hello(let minimum, let maximum, let groups, let client):
+        case .hello(let minimum, let maximum, let groups, let client, let challenge):
             w.byte(minimum)
             w.byte(maximum)
             w.strings(groups)
             w.string(client)
+            w.data(challenge)
+        case .challenge(let nonce):
+            w.data(nonce)
         case .status, .auditVerify, .cancel, .lock, .done:
             break
         case .add(let add):

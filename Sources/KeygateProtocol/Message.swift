@@ -11,8 +11,10 @@ public import KeygateStore
 /// `ItemChanges`, `MatchedItem`, `SecretData`): what a client sends is what the daemon hands to
 /// `Keychain`, with no second copy of the model to keep in step.
 public enum Message: Sendable, Equatable {
-    /// Client: the versions it speaks (inclusive range) and the access groups it asks for.
-    case hello(minimumVersion: UInt8, maximumVersion: UInt8, accessGroups: [String], client: String)
+    /// Client: the versions it speaks (inclusive range), the access groups it asks for, and the
+    /// nonce of the daemon's ``challenge(nonce:)`` on this connection, echoed: a hello written
+    /// before the daemon had read who the caller is cannot know it, so nothing written then counts.
+    case hello(minimumVersion: UInt8, maximumVersion: UInt8, accessGroups: [String], client: String, challenge: [UInt8])
     /// Client: the daemon's view of this connection.
     case status
     /// Client: add an item.
@@ -35,6 +37,9 @@ public enum Message: Sendable, Equatable {
     case cancel
     /// Client: forget the caller's reusable proofs (`keygate lock`); answered with ``done``.
     case lock
+    /// Daemon: the connection's first frame (request id 0), sent once the daemon has read the
+    /// caller's identity from the kernel: ``ChallengeNonce/size`` fresh random bytes that `hello` must echo.
+    case challenge(nonce: [UInt8])
     /// Daemon: the version chosen, and the daemon's version string.
     case helloReply(version: UInt8, daemonVersion: String)
     /// Daemon: the status.
@@ -66,6 +71,7 @@ public enum Message: Sendable, Equatable {
         case .promptAnswer: .promptAnswer
         case .cancel: .cancel
         case .lock: .lock
+        case .challenge: .challenge
         case .helloReply: .helloReply
         case .statusReply: .statusReply
         case .done: .done

@@ -23,13 +23,20 @@ public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
     /// each sender): the connection was handed on, and what its opener was is no longer who
     /// speaks on it.
     case foreignSender(sender: Int32, opener: Int32)
+    /// A hello that does not echo the nonce of this connection's challenge: written before the
+    /// daemon had read the caller's identity, or by something that never read the challenge.
+    case challengeMismatch
+    /// The caller runs another program than the one read when it connected (it `exec`ed since):
+    /// what the connection was admitted as is no longer who speaks on it.
+    case programChanged
 
     /// The OSStatus an error frame carries for this rejection: `errSecParam` (-50) for frames
-    /// that do not decode, `errSecBadReq` (-909) for frames that come out of order or from a
-    /// process that did not open the connection.
+    /// that do not decode, `errSecBadReq` (-909) for frames that come out of order, from a
+    /// process that did not open the connection, with a hello that does not echo the challenge,
+    /// or from a caller that has run another program since it connected.
     public var status: Int32 {
         switch self {
-        case .outOfOrder, .foreignSender: -909
+        case .outOfOrder, .foreignSender, .challengeMismatch, .programChanged: -909
         default: -50
         }
     }
@@ -40,7 +47,8 @@ public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
         case .oversized(let length, let limit): "frame of \(length) bytes exceeds the limit of \(limit)"
         case .undersized(let length): "frame length \(length) is shorter than the header"
         case .truncated(let buffered): "the stream ended inside a frame (\(buffered) bytes of it arrived)"
-        case .unsupportedVersion(let version): "protocol version \(version) is not supported"
+        case .unsupportedVersion(let version):
+            "protocol version \(version) is not supported (this side speaks \(FrameLimits.version) only)"
         case .unknownMessageType(let type): "unknown message type \(type)"
         case .reservedBitsSet: "reserved header bits are set"
         case .malformed(let why): "malformed payload: \(why)"
@@ -48,6 +56,10 @@ public enum ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
         case .foreignSender(let sender, let opener):
             "bytes from process \(sender) on the connection process \(opener) opened (a connection is "
                 + "used only by the process that opened it)"
+        case .challengeMismatch:
+            "hello does not echo this connection's challenge (a client reads the daemon's challenge "
+                + "before it says hello)"
+        case .programChanged: "the caller has run another program since it connected"
         }
     }
 }

@@ -29,9 +29,16 @@ final class Connection: Sendable {
     private let relay: PromptRelay
     /// Set by hello, before any request can run (all on the connection's thread).
     private let keychain = Mutex<Keychain?>(nil)
+    /// The nonce of this connection's challenge, which its hello must echo.
+    private let nonce: [UInt8]
 
-    init(socket: Int32, identity: PeerIdentity, pidfd: Int32, keychains: UserKeychains, configuration: Configuration) {
+    /// A connection whose caller, `identity`, was read from the kernel before `nonce` was made.
+    init(
+        socket: Int32, identity: PeerIdentity, pidfd: Int32, nonce: [UInt8], keychains: UserKeychains,
+        configuration: Configuration
+    ) {
         self.identity = identity
+        self.nonce = nonce
         self.pidfd = pidfd
         self.keychains = keychains
         self.configuration = configuration
@@ -60,6 +67,9 @@ final class Connection: Sendable {
         // it); once one has, the reader bounds the whole frame by it (``FrameReader/next(deadline:)``).
         var idle = timeval(tv_sec: configuration.idleTimeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
+        // The daemon speaks first, now that it knows who the caller is: only a hello written after
+        // this can echo the nonce (bytes queued before, by whatever the process ran then, cannot).
+        guard wire.challenge(nonce) else { return }
         while true {
             switch reader.next() {
             case .frame(var frame):
@@ -87,7 +97,17 @@ final class Connection: Sendable {
         guard let message = wire.admit(frame) else { return false }
         let handler = RequestHandler(identity: identity, keychains: keychains, relay: relay)
         switch message {
-        case .hello(let minimum, let maximum, let groups, _):
+        case .hello(let minimum, let maximum, let groups, _, let challenge):
+            guard ChallengeNonce.matches(challenge, nonce) else {
+                wire.refuse(.challengeMismatch)
+                return false
+            }
+            // What the grants are decided on is the program the caller runs now, the one read
+            // before the challenge: a caller that exec'd since is not that program any more.
+            guard identity.stillRuns(pidfd: pidfd) else {
+                wire.refuse(.programChanged)
+                return false
+            }
             let (answer, keychain) = handler.hello(minimum: minimum, maximum: maximum, accessGroups: groups)
             guard let keychain else {
                 wire.reply(answer, requestID: frame.requestID)

@@ -82,6 +82,13 @@ struct PeerIdentity: Sendable {
         return (identity, pidfd)
     }
 
+    /// Whether the pinned process still runs ``executable`` (read again by pid, then checked
+    /// against `pidfd`): false once it has `exec`ed another program, or has exited.
+    func stillRuns(pidfd: Int32) -> Bool {
+        let now = try? Self.readPinned(pid: pid, pidfd: pidfd) { Self.readLink("/proc/\(pid)/exe") }
+        return now == executable
+    }
+
     /// True when a failed `SO_PEERPIDFD` with `errno` means the kernel does not know the option
     /// (`ENOPROTOOPT`, before Linux 6.5), the only case the `pidfd_open` fallback may follow.
     /// `EINVAL` from a kernel that knows it means the peer has exited (no thread-group task to

@@ -6,14 +6,14 @@ import KeygateProtocol
 /// only. The set of requests is fixed and typed (the protocol's ``Message``); nothing here
 /// parses bytes.
 struct RequestHandler: Sendable {
-    static let daemonVersion = "keygated 0.1 (protocol 1)"
+    static let daemonVersion = "keygated 0.1 (protocol \(FrameLimits.version))"
 
     let identity: PeerIdentity
     let keychains: UserKeychains
     /// The connection's prompt relay (nil: nobody to ask).
     var relay: PromptRelay? = nil
 
-    /// The reply to `hello`: protocol 1 when the client speaks it, and the keychain for its groups.
+    /// The reply to `hello`: this build's protocol when the client speaks it, and the keychain for its groups.
     func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
         guard (minimum...max(minimum, maximum)).contains(FrameLimits.version) else {
             return (

@@ -156,7 +156,8 @@ final class Server: Sendable {
         }
         defer { release(identity.uid) }
         Connection(
-            socket: client, identity: identity, pidfd: pidfd, keychains: keychains, configuration: configuration
+            socket: client, identity: identity, pidfd: pidfd, nonce: ChallengeNonce.fresh(), keychains: keychains,
+            configuration: configuration
         ).serve()
     }
 

@@ -62,6 +62,12 @@ final class Wire: Sendable {
         }
     }
 
+    /// Sends the connection's challenge (its first frame, request id 0); false when it could not
+    /// be sent.
+    func challenge(_ nonce: [UInt8]) -> Bool {
+        sequence.withLock { _ in send(.challenge(nonce: nonce), requestID: 0) }
+    }
+
     /// Sends a connection-level error (request id 0), best effort.
     func fail(_ message: Message) {
         sequence.withLock { _ in _ = send(message, requestID: 0) }

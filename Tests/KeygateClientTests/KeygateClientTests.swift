@@ -29,7 +29,10 @@ import Testing
         let daemon = try ScriptedDaemon { peer in
             let hello = try peer.receive()
             #expect(
-                hello.message == .hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g", "h"], client: "t"))
+                hello.message
+                    == .hello(
+                        minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version,
+                        accessGroups: ["g", "h"], client: "t", challenge: peer.nonce))
             try peer.send(
                 .error(status: KeygateStatus.unimplemented.rawValue, message: "protocol 9 only"), id: hello.id)
         }

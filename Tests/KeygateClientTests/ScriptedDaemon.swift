@@ -40,6 +40,8 @@ final class ScriptedDaemon: @unchecked Sendable {
                 guard fd >= 0 else { break }
                 let peer = Peer(fd: fd)
                 do {
+                    // As keygated does: the daemon speaks first.
+                    try peer.send(.challenge(nonce: peer.nonce), id: 0)
                     try script(peer)
                 } catch {
                     Issue.record("scripted daemon: \(error)")
@@ -71,6 +73,9 @@ final class ScriptedDaemon: @unchecked Sendable {
         private var decoder = FrameDecoder()
         private var pending: [Frame] = []
         private var closed = false
+
+        /// The nonce of this connection's challenge (sent before the script runs).
+        let nonce = ChallengeNonce.fresh()
 
         init(fd: Int32) { self.fd = fd }
 
@@ -110,8 +115,11 @@ final class ScriptedDaemon: @unchecked Sendable {
         /// Reads hello and answers it.
         func greet() throws {
             let hello = try receive()
-            guard case .hello = hello.message else { throw Failure(description: "expected hello") }
-            try send(.helloReply(version: 1, daemonVersion: "scripted"), id: hello.id)
+            guard case .hello(_, _, _, _, let challenge) = hello.message else {
+                throw Failure(description: "expected hello")
+            }
+            guard challenge == nonce else { throw Failure(description: "hello does not echo the challenge") }
+            try send(.helloReply(version: FrameLimits.version, daemonVersion: "scripted"), id: hello.id)
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// The incremental decoder's typed rejections.
 @Suite struct FrameDecoderTests {
-    static func header(length: UInt32, version: UInt8 = 1, type: UInt8 = 0x02, reserved: UInt8 = 0, id: UInt32 = 1)
+    static func header(length: UInt32, version: UInt8 = FrameLimits.version, type: UInt8 = 0x02, reserved: UInt8 = 0, id: UInt32 = 1)
         -> [UInt8]
     {
         [
@@ -45,7 +45,10 @@ import Testing
 
     @Test func unknownVersionTypeAndReservedBitsAreRefused() {
         var a = FrameDecoder()
-        #expect(throws: ProtocolError.unsupportedVersion(2)) { _ = try a.append(Self.header(length: 8, version: 2)) }
+        // Version 1 (before the challenge) is refused like any other this build does not speak.
+        #expect(throws: ProtocolError.unsupportedVersion(1)) { _ = try a.append(Self.header(length: 8, version: 1)) }
+        var old = FrameDecoder()
+        #expect(throws: ProtocolError.unsupportedVersion(3)) { _ = try old.append(Self.header(length: 8, version: 3)) }
         var b = FrameDecoder()
         #expect(throws: ProtocolError.unknownMessageType(0x40)) { _ = try b.append(Self.header(length: 8, type: 0x40)) }
         var c = FrameDecoder()

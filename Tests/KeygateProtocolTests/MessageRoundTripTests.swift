@@ -9,7 +9,10 @@ import Testing
     static let presence = try! AccessControl(protection: .whenPasscodeSetThisDeviceOnly, flags: .userPresence)
 
     static let samples: [Message] = [
-        .hello(minimumVersion: 1, maximumVersion: 3, accessGroups: ["a", "b.c"], client: "keygate"),
+        .hello(
+            minimumVersion: 1, maximumVersion: 3, accessGroups: ["a", "b.c"], client: "keygate",
+            challenge: Array(0..<16)),
+        .challenge(nonce: [UInt8](repeating: 0xA5, count: 16)),
         .status,
         .add(
             AddRequest(

@@ -86,7 +86,19 @@ signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else { fail("usage: keygated-probe SOCKET COMMAND ...") }
 var client = Client(path: arguments[0])
-_ = client.request(.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: [group], client: "probe"))
+// The daemon speaks first: its challenge, which hello echoes (or an error frame: the refusal).
+switch client.receive() {
+case .challenge(let nonce):
+    _ = client.request(
+        .hello(
+            minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: [group],
+            client: "probe", challenge: nonce))
+case .error(let status, let text):
+    print("error \(status) \(text)")
+    exit(1)
+case let other:
+    fail("the daemon began with \(other.type), not a challenge")
+}
 let command = arguments[1]
 let rest = Array(arguments.dropFirst(2))
 

@@ -14,12 +14,10 @@ import Testing
     @Test func bytesFromAnotherProcessThanTheOpenerEndTheConnection() throws {
         let daemon = try DaemonFixture()
         try daemon.start()
-        let hello = try Message.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "owner")
-            .frame(requestID: 1).encoded()
+        let handed = try daemon.connect()
+        let hello = try handed.hello(group: "g", client: "owner").frame(requestID: 1).encoded()
         let frameFile = daemon.directory + "/hello.frame"
         #expect(FileManager.default.createFile(atPath: frameFile, contents: Data(hello)))
-
-        let handed = try daemon.connect()
         let status = try Self.run(["/bin/sh", "-c", "cat '\(frameFile)' >&3"], socket: handed.fd)
         #expect(status == 0)
         let refusal = try #require(handed.receive(), "no error frame for another process's bytes")
@@ -29,7 +27,7 @@ import Testing
 
         // The opener's own bytes, the same ones: served.
         let own = try daemon.connect()
-        #expect(own.send(hello))
+        #expect(own.send(try own.hello(group: "g", client: "owner").frame(requestID: 1).encoded()))
         let reply = try #require(own.receive())
         guard case .helloReply = reply.message else {
             Issue.record("expected helloReply, got \(reply.message)")

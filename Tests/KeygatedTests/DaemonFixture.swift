@@ -250,10 +250,48 @@ final class RawConnection {
             else { return nil }
             for frame in frames {
                 guard let message = try? Message(frame) else { return nil }
+                // The daemon's first frame, its challenge, is kept for hello, not handed out.
+                if case .challenge(let nonce) = message, challengeNonce == nil {
+                    challengeNonce = nonce
+                    continue
+                }
                 pending.append((frame.requestID, message))
             }
         }
         return pending.removeFirst()
+    }
+
+    /// The nonce of the daemon's challenge on this connection (waited for up to 10 s; nil when
+    /// something else came first or nothing came).
+    private var challengeNonce: [UInt8]?
+    private var pendingChallengeWait = true
+
+    /// This connection's challenge nonce, read from the daemon when it has not come yet.
+    func nonce() throws -> [UInt8] {
+        if challengeNonce == nil && pendingChallengeWait {
+            pendingChallengeWait = false
+            let deadline = Date().addingTimeInterval(10)
+            while challengeNonce == nil && pending.isEmpty {
+                guard case .bytes(let bytes) = nextChunk(until: deadline), let frames = try? decoder.append(bytes)
+                else { break }
+                for frame in frames {
+                    guard let message = try? Message(frame) else { continue }
+                    if case .challenge(let nonce) = message, challengeNonce == nil {
+                        challengeNonce = nonce
+                    } else {
+                        pending.append((frame.requestID, message))
+                    }
+                }
+            }
+        }
+        return try #require(challengeNonce, "the daemon sent no challenge")
+    }
+
+    /// This connection's hello, echoing its challenge.
+    func hello(group: String = "raw.group", client: String = "test") throws -> Message {
+        .hello(
+            minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: [group],
+            client: client, challenge: try nonce())
     }
 
     /// True when the daemon closes the connection within `timeout` s (reading and dropping
@@ -271,12 +309,12 @@ final class RawConnection {
 
     /// Sends hello and expects the reply.
     func greet(group: String = "raw.group") throws {
-        try send(.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: [group], client: "test"), id: 1)
+        try send(try hello(group: group), id: 1)
         let reply = try #require(receive())
         guard case .helloReply(let version, _) = reply.message else {
             Issue.record("expected helloReply, got \(reply.message)")
             return
         }
-        #expect(version == 1)
+        #expect(version == FrameLimits.version)
     }
 }

@@ -23,10 +23,9 @@ import Testing
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return state >> 33
         }
-        let valid = try Message.hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "f")
-            .frame(requestID: 1).encoded()
         for round in 0..<60 {
             let connection = try daemon.connect()
+            let valid = try connection.hello(group: "g", client: "f").frame(requestID: 1).encoded()
             var bytes: [UInt8]
             switch round % 3 {
             case 0: bytes = (0..<Int(next() % 300)).map { _ in UInt8(truncatingIfNeeded: next()) }
@@ -50,7 +49,7 @@ import Testing
         let connection = try daemon.connect()
         try connection.greet()
         // A length field of 1 GiB: refused from the header alone.
-        connection.send([0x40, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 0, 2])
+        connection.send([0x40, 0, 0, 0, FrameLimits.version, 0x02, 0, 0, 0, 0, 0, 2])
         let reply = try #require(connection.receive())
         #expect(reply.id == 0)
         #expect(reply.message.keygateError?.status.rawValue == -50)
@@ -181,8 +180,7 @@ import Testing
         var connections: [RawConnection] = []
         for _ in 0..<200 {
             let connection = try daemon.connect()
-            try connection.send(
-                .hello(minimumVersion: 1, maximumVersion: 1, accessGroups: ["g"], client: "many"), id: 1)
+            try connection.send(try connection.hello(group: "g", client: "many"), id: 1)
             connections.append(connection)
         }
         // All 200 are open at once; each is greeted, then asks for its status.
