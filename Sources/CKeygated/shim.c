@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <systemd/sd-login.h>
@@ -112,3 +114,9 @@ long keygated_recv_with_sender(int socket, void *buffer, unsigned long length, i
 }
 
 int keygated_accept(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC); }
+
+int keygated_forbid_core_dumps(void) {
+    struct rlimit none = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}

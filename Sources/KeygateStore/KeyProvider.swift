@@ -63,7 +63,7 @@ public struct KeyFileProvider: KeyProvider {
                 }
                 var got = 0
                 var code: Int32 = 0
-                let key = SecretData(count: Sodium.keyLength) { buffer in
+                let key = SecretData(keyCount: Sodium.keyLength) { buffer in
                     got = read(descriptor, buffer.baseAddress, buffer.count)
                     code = errno
                 }

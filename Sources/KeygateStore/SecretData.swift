@@ -5,16 +5,21 @@ import Glibc
 ///
 /// The bytes live in a `malloc`ed buffer overwritten with `sodium_memzero` on release, are
 /// read only inside ``withUnsafeBytes(_:)``, compare in constant time, and never appear in a
-/// `description`, an error or a log line.
+/// `description`, an error or a log line. A key (``random(count:)``, a key read from its file,
+/// a key derived from a passphrase) lives in `sodium_malloc`ed pages instead, locked in memory
+/// where the limit allows and marked `MADV_DONTDUMP`, so no core dump carries it.
 public final class SecretData: @unchecked Sendable, Equatable, CustomStringConvertible {
     // Immutable after init; wiped and freed once, in deinit.
     private let storage: UnsafeMutableRawBufferPointer
     /// The number of bytes.
     public let count: Int
+    /// True for a key's storage (`sodium_malloc`: guard pages, excluded from core dumps).
+    private let isKey: Bool
 
     /// Copies `bytes`. Wipe your own copy afterwards if you can.
     public init(bytes: some Collection<UInt8>) {
         count = bytes.count
+        isKey = false
         storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         _ = storage.initializeMemory(as: UInt8.self, from: bytes)
@@ -26,15 +31,28 @@ public final class SecretData: @unchecked Sendable, Equatable, CustomStringConve
     /// `count` bytes filled by `body`, which receives the whole buffer to write.
     init(count: Int, filling body: (UnsafeMutableRawBufferPointer) -> Void) {
         self.count = count
+        isKey = false
         storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         body(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
     }
 
-    /// `count` random bytes from libsodium.
+    /// A key of `count` bytes filled by `body`, in `sodium_malloc`ed memory that no core dump
+    /// includes (`MADV_DONTDUMP`) and that is locked in memory where `RLIMIT_MEMLOCK` allows.
+    init(keyCount count: Int, filling body: (UnsafeMutableRawBufferPointer) -> Void) {
+        Sodium.initialize()
+        self.count = count
+        isKey = true
+        guard let base = sodium_malloc(max(count, 1)) else { fatalError("out of memory for a key") }
+        storage = UnsafeMutableRawBufferPointer(start: base, count: max(count, 1))
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        body(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    /// `count` random bytes from libsodium, kept as a key (``init(keyCount:filling:)``).
     public static func random(count: Int) -> SecretData {
         Sodium.initialize()
-        return SecretData(count: count) { buffer in
+        return SecretData(keyCount: count) { buffer in
             if let base = buffer.baseAddress { randombytes_buf(base, buffer.count) }
         }
     }
@@ -66,6 +84,11 @@ public final class SecretData: @unchecked Sendable, Equatable, CustomStringConve
     public var description: String { "<SecretData: \(count) bytes>" }
 
     deinit {
+        if isKey {
+            // sodium_free wipes the pages before it unmaps them.
+            sodium_free(storage.baseAddress)
+            return
+        }
         if let base = storage.baseAddress { sodium_memzero(base, storage.count) }
         storage.deallocate()
     }

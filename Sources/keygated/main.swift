@@ -11,7 +11,16 @@ sigemptyset(&noSignals)
 sigprocmask(SIG_SETMASK, &noSignals, nil)
 for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
 signal(SIGPIPE, SIG_IGN)
+// A crash ends the daemon at once, by the kernel's default action: the Swift runtime's crash
+// handler would print a backtrace with the memory around each register (a key's or a value's
+// bytes among them) to the daemon's log, and take seconds doing it.
+for number in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGQUIT, SIGSYS] { signal(number, SIG_DFL) }
 do throws(StartupError) {
+    // Before any user's key or value is in memory: a crash must not write them to a core file
+    // (whatever RLIMIT_CORE the daemon inherited, and whatever core_pattern says).
+    guard keygated_forbid_core_dumps() == 0 else {
+        throw StartupError("cannot forbid core dumps (errno \(errno)); not started")
+    }
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
     // First, before anything could start a child: the variables are removed either way.
     let inherited = try SocketActivation.take()

@@ -64,13 +64,17 @@ final class DaemonFixture {
     /// Starts the daemon and waits (up to 10 s) until its socket exists (a stale socket left by a
     /// killed daemon is removed first unless `keepingSocket`; the daemon then waits for the
     /// socket to answer).
-    func start(keepingSocket: Bool = false) throws {
+    /// `wrapper`: a command that runs the daemon, given its path and arguments after its own
+    /// (a shell that sets a limit first, say).
+    func start(keepingSocket: Bool = false, wrapper: [String] = []) throws {
         if !keepingSocket { unlink(socket) }
         var arguments = ["--socket", socket, "--state-directory", state]
         if let configPath { arguments += ["--config", configPath] }
         logCount += 1
+        let command = wrapper + [Self.daemonPath] + arguments
         let process = try Self.launch(
-            Self.daemonPath, arguments, output: directory + "/daemon-\(logCount).log", environment: environment)
+            command[0], Array(command.dropFirst()), output: directory + "/daemon-\(logCount).log",
+            environment: environment)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while access(socket, F_OK) != 0 || (keepingSocket && !answers()) {

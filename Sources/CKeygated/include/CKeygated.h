@@ -4,7 +4,8 @@
 // The kernel and sd-login calls keygated makes that Swift cannot make directly: the peer
 // credentials of a Unix socket (struct ucred needs _GNU_SOURCE), the peer's pidfd
 // (SO_PEERPIDFD, Linux >= 6.5), pidfd_open (a raw syscall; syscall() is variadic), the
-// sender of received bytes (SCM_CREDENTIALS control messages) and the logind session of a pid.
+// sender of received bytes (SCM_CREDENTIALS control messages), the logind session of a pid, and
+// prctl (variadic) to forbid core dumps.
 
 #include <stdint.h>
 
@@ -39,5 +40,10 @@ int keygated_accept(int socket);
 
 /// CLOCK_BOOTTIME in clock ticks (the unit of /proc/<pid>/stat's start time).
 uint64_t keygated_boottime_ticks(void);
+
+/// No core dump of this process, ever: RLIMIT_CORE set to 0 (soft and hard, so nothing in the
+/// process can raise it again) and PR_SET_DUMPABLE cleared (which also keeps other processes of
+/// the same uid from ptrace-attaching or reading its /proc files). 0, or -1 with errno.
+int keygated_forbid_core_dumps(void);
 
 #endif

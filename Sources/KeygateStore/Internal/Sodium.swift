@@ -83,7 +83,7 @@ enum Sodium {
         guard salt.count == Int(crypto_pwhash_saltbytes()) else { throw KeygateError(.decode, "bad salt length") }
         var status: Int32 = -1
         let empty: [CChar] = [0]
-        let key = SecretData(count: keyLength) { output in
+        let key = SecretData(keyCount: keyLength) { output in
             status = passphrase.withUnsafeBytes { secret in
                 empty.withUnsafeBufferPointer { fallback in
                     crypto_pwhash(
