@@ -16,6 +16,9 @@ struct Configuration: Equatable {
     /// Seconds a connection may stay silent (or leave a frame half-sent, counted from the frame's
     /// first byte) before it is closed.
     var idleTimeoutSeconds = 60
+    /// Seconds one frame may take, from its first byte to its last, to be taken by a client
+    /// (`send-timeout`, 1...3600): a client that reads slowly, however steadily, is closed then.
+    var sendTimeoutSeconds = 10
     /// The largest frame accepted or sent, in bytes.
     var maximumFrameLength = 1 << 20
     /// Skip `SO_PEERPIDFD` and use the `pidfd_open` fallback (`pidfd-source = pidfd_open`),
@@ -34,7 +37,7 @@ struct Configuration: Equatable {
 
     /// Every key the file may set.
     static let keys = [
-        "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout",
+        "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout", "send-timeout",
         "max-frame-size", "pidfd-source", "policies", "prompt-timeout", "max-prompts", "max-prompts-per-user",
     ]
 
@@ -94,6 +97,8 @@ struct Configuration: Equatable {
                 maximumPromptsPerUser = try Self.number(value, 1...4_096, place)
             case "idle-timeout":
                 idleTimeoutSeconds = try Self.number(value, 1...86_400, place)
+            case "send-timeout":
+                sendTimeoutSeconds = try Self.number(value, 1...3_600, place)
             case "pidfd-source":
                 guard value == "auto" || value == "pidfd_open" else {
                     throw StartupError("\(place): '\(value)' is not one of auto, pidfd_open")

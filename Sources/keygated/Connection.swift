@@ -12,12 +12,13 @@ import Synchronization
 /// a request runs, this thread does not read; the request's prompt waiter (``PromptRelay``,
 /// on the PAM thread) reads the request's `promptAnswer`, `cancel` or the disconnect itself,
 /// and first reads, without waiting, whatever came before its prompt. Frames are written whole
-/// under the ``Wire``'s lock, with a send timeout.
+/// under the ``Wire``'s lock, each within the send timeout as a whole.
 ///
 /// Any protocol error, a stalled reader or writer, or an idle timeout ends this connection
 /// only: an error frame (request id 0, with the status) when it can still be sent, then close
 /// (after the request in flight, if any, has ended). Time spent in a request (a prompt may wait
-/// longer) is never counted as idle. Nothing a connection sends reaches the facade except a
+/// longer) is never counted as idle. A frame is written whole within the send timeout or the
+/// connection ends (``Wire``). Nothing a connection sends reaches the facade except a
 /// fully decoded, in-order request.
 final class Connection: Sendable {
     private let identity: PeerIdentity
@@ -48,6 +49,7 @@ final class Connection: Sendable {
             frameMilliseconds: Int64(configuration.idleTimeoutSeconds) * 1000, opener: identity.pid)
         self.wire = Wire(
             socket: socket, maximumFrameLength: configuration.maximumFrameLength,
+            sendMilliseconds: Int64(configuration.sendTimeoutSeconds) * 1000,
             who: "uid \(identity.uid) pid \(identity.pid)")
         self.relay = PromptRelay(wire: wire, reader: reader, timeoutSeconds: configuration.promptTimeoutSeconds)
     }
@@ -61,8 +63,6 @@ final class Connection: Sendable {
             close(pidfd)
             close(socket)
         }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // The idle timeout bounds each read while no frame has begun (one recv, no poll before
         // it); once one has, the reader bounds the whole frame by it (``FrameReader/next(deadline:)``).
         var idle = timeval(tv_sec: configuration.idleTimeoutSeconds, tv_usec: 0)

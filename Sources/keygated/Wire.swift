@@ -13,12 +13,17 @@ import Synchronization
 final class Wire: Sendable {
     let socket: Int32
     private let maximumFrameLength: Int
+    /// How long one frame may take to leave, from its first byte to its last.
+    private let sendMilliseconds: Int64
     private let who: String
     private let sequence = Mutex(ClientSequence())
 
-    init(socket: Int32, maximumFrameLength: Int, who: String) {
+    /// The writing side of `socket`: frames up to `maximumFrameLength` bytes, each of which must
+    /// be taken whole by the client within `sendMilliseconds`.
+    init(socket: Int32, maximumFrameLength: Int, sendMilliseconds: Int64, who: String) {
         self.socket = socket
         self.maximumFrameLength = maximumFrameLength
+        self.sendMilliseconds = sendMilliseconds
         self.who = who
     }
 
@@ -91,12 +96,26 @@ final class Wire: Sendable {
             return send(Message(tooLarge), requestID: requestID)
         }
         defer { SecretData.wipe(&bytes) }
+        // The whole frame has one deadline: a client that takes a few bytes now and then cannot
+        // stretch it (a timeout per send would restart with each).
+        let deadline = FrameReader.monotonicMilliseconds() + sendMilliseconds
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
-                Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if written < 0 && errno == EINTR { continue }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                let left = deadline - FrameReader.monotonicMilliseconds()
+                if left > 0 {
+                    var poller = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&poller, 1, Int32(clamping: left))
+                    continue
+                }
+                Log.line("\(who): the client took no whole reply in \(sendMilliseconds / 1000) s; connection closed")
+                shutdown(socket, Int32(SHUT_RDWR))
+                return false
+            }
             guard written > 0 else {
                 Log.line("\(who): the client stopped reading; connection closed")
                 shutdown(socket, Int32(SHUT_RDWR))

@@ -135,6 +135,48 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 5)
     }
 
+    /// A reply has one deadline as a whole (`send-timeout`): a client that takes 8 KB every 200 ms
+    /// of an 800 KB reply (a steady trickle that restarted a per-send timeout every time) is
+    /// closed once the reply's time is up, long before it has read it all.
+    @Test func aTricklingReaderIsClosedAtTheSendTimeout() throws {
+        let daemon = try DaemonFixture(config: "send-timeout = 2\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
+        let trickle = try daemon.connect()
+        try trickle.greet()
+        for index in 0..<20 {
+            let value = SecretData(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
+            try trickle.send(.add(AddRequest(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
+            #expect(trickle.receive()?.message == .done)
+        }
+        try trickle.send(.copyMatching(ItemQuery(service: "big", matchLimit: .all, returnData: true)), id: 100)
+        // 3 s of trickling (past the 2 s the reply may take), then everything that is there, at once.
+        let started = Date()
+        var taken = 0
+        var buffer = [UInt8](repeating: 0, count: 8_192)
+        while Date().timeIntervalSince(started) < 3 {
+            usleep(200_000)
+            let count = recv(trickle.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { taken += count }
+        }
+        var ended = false
+        var drain = [UInt8](repeating: 0, count: 65_536)
+        while Date().timeIntervalSince(started) < 20 {
+            var poller = pollfd(fd: trickle.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 1_000) > 0 else { continue }
+            let count = recv(trickle.fd, &drain, drain.count, 0)
+            if count <= 0 {
+                ended = true
+                break
+            }
+            taken += count
+        }
+        #expect(ended, "the trickling reader kept its connection")
+        #expect(taken < 800_000, "the reader got the whole reply (\(taken) bytes) at 40 KB/s")
+        #expect(daemon.log.contains("took no whole reply in 2 s"), "\(daemon.log)")
+        try Self.expectServing(daemon, "after a trickling reader")
+    }
+
     @Test func connectionLimitsRefuseTheExtraConnectionOnly() throws {
         let daemon = try DaemonFixture(config: "max-connections-per-user = 2\n")
         try daemon.start()
