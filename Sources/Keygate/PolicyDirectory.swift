@@ -88,8 +88,28 @@ public enum PolicyDirectory {
     }
 
     /// Warnings (lint) for the policies of `paths`, as `file:line:column: message`.
+    /// Beside the validator's lint: an exact program path that is a symbolic link on this
+    /// machine never matches (the kernel names the resolved file), so it is named with its target.
     public static func warnings(_ set: PolicySet) -> [String] {
-        PolicyValidator.validate(set.document).warnings.map(\.description)
+        PolicyValidator.validate(set.document).warnings.map(\.description) + symbolicLinkWarnings(set.document)
+    }
+
+    /// A warning for each exact program path of `document` that is a symbolic link here.
+    static func symbolicLinkWarnings(_ document: PolicyDocument) -> [String] {
+        ProgramPathLint.programPaths(document).compactMap { path, at, owner in
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+            let target = realpath(path, nil).map { resolved in
+                defer { free(resolved) }
+                return String(cString: resolved)
+            }
+            return PolicyParseError(
+                at,
+                "\(owner) names \(path), a symbolic link: the kernel names the file it resolves to "
+                    + (target.map { "(\($0)), so this never matches; name \($0) instead" }
+                        ?? "(which does not exist here), so this never matches")
+            ).description
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import CKeygated
 import Glibc
+import Keygate
 
 // keygated --socket PATH --state-directory DIR [--config FILE]: see Server, Connection and
 // PeerIdentity for what it does; Configuration for the file. Started by keygate.socket, it
@@ -29,6 +30,7 @@ do throws(StartupError) {
         ?? Configuration()
     let state = try StateDirectory(path: arguments.stateDirectory)
     let policies = try DaemonPolicies.load(configuration.policies)
+    for warning in PolicyDirectory.warnings(policies) { Log.line("warning: \(warning)") }
     let server = Server(
         path: arguments.socket,
         keychains: UserKeychains(state: state, configuration: configuration, policies: policies),

@@ -183,6 +183,44 @@ import Testing
         #expect(result.stdoutText.contains("FAIL \(failing): wrong: decision deny, expected allow"))
     }
 
+    /// A grant (or a `match program`) naming a symbolic link never matches, since the kernel names
+    /// the resolved file; one naming an interpreter admits every script it runs. `policy check`
+    /// warns about both (the check still passes: a warning is advice), and says the target.
+    @Test func checkWarnsAboutProgramsThatAreLinksOrInterpreters() throws {
+        let world = try CLIWorld()
+        let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+        try #require(python != "/usr/bin/python3", "this test needs /usr/bin/python3 to be a symbolic link")
+        let path = try Self.directory(
+            world,
+            [
+                "grants.policy": """
+                grant access-group "tools" to program "/usr/bin/python3"
+                grant access-group "sleepers" to program "/usr/bin/sleep"
+                rule "scripts" {
+                  match program "/usr/bin/env"
+                  on read forbid
+                }
+
+                """
+            ])
+        let result = try world.run(["policy", "check", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("keygate: warning: ") }
+        #expect(warnings.count == 3, "\(result.stderr)")
+        #expect(
+            warnings.contains {
+                $0.contains("grants.policy:1:1: the grant of 'tools' names /usr/bin/python3, a symbolic link")
+                    && $0.contains("(\(python)), so this never matches; name \(python) instead")
+            }, "\(result.stderr)")
+        #expect(
+            warnings.contains { $0.contains("the grant of 'tools' names the interpreter /usr/bin/python3") },
+            "\(result.stderr)")
+        #expect(
+            warnings.contains { $0.contains("rule 'scripts' names the interpreter /usr/bin/env") },
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("/usr/bin/sleep"), "\(result.stderr)")
+    }
+
     /// A misspelled key would make a case check nothing (JSONDecoder ignored it: "2 passed"):
     /// it is refused with exit 2, naming the file, line, column and field, and no case runs.
     @Test func aTestFileWithAnUnknownKeyOrWrongTypeIsRefusedWithItsLine() throws {

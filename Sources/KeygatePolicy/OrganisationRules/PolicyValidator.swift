@@ -71,6 +71,7 @@ public enum PolicyValidator {
                     "empty selector in the grant of '\(grant.accessGroup)'"))
         }
         result.warnings += weakerMinimums(document)
+        result.warnings += ProgramPathLint.interpreterWarnings(document)
         return result
     }
 
