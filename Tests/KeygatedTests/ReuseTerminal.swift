@@ -79,35 +79,41 @@ final class ReuseTerminal {
     /// Runs `keygated-probe SOCKET arguments…` for each entry, one after another, as `uid` in
     /// this terminal's shell; the outputs, in order (each waited for up to 30 s).
     func run(as uid: UInt32, socket: String, _ commands: [[String]]) throws -> [DaemonFixture.Result] {
-        var results: [DaemonFixture.Result] = []
-        for command in commands {
-            count += 1
-            let output = "\(fifo).\(count).out"
-            defer {
-                unlink(output)
-                unlink(output + ".done")
-            }
-            let probe =
-                [
-                    "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
-                    DaemonFixture.probePath, socket,
-                ] + command
-            let line =
-                probe.map(Self.quoted).joined(separator: " ")
-                + " > \(output) 2>&1; echo $? >> \(output); : > \(output).done\n"
-            let bytes = Array(line.utf8)
-            try #require(bytes.withUnsafeBytes { write(writer, $0.baseAddress!, $0.count) } == bytes.count)
-            let deadline = Date().addingTimeInterval(30)
-            while access(output + ".done", F_OK) != 0 {
-                try #require(Date() < deadline, "\(command) did not finish in 30 s")
-                try #require(shell.isRunning, "the terminal's shell exited")
-                usleep(10_000)
-            }
-            var lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
-            let status = lines.popLast().flatMap { Int32($0) } ?? -1
-            results.append(DaemonFixture.Result(status: status, output: lines.joined(separator: "\n")))
+        try commands.map { command in
+            try run(as: uid, [DaemonFixture.probePath, socket] + command)
         }
-        return results
+    }
+
+    /// Runs `command` as `uid` in this terminal's shell, with only `environment` (when given)
+    /// and descriptor 3 reading `descriptor3` (a file the root shell opens), waiting up to 30 s:
+    /// its standard output and error together, and its exit status.
+    func run(
+        as uid: UInt32, _ command: [String], environment: [String: String]? = nil, descriptor3: String? = nil
+    ) throws -> DaemonFixture.Result {
+        count += 1
+        let output = "\(fifo).\(count).out"
+        defer {
+            unlink(output)
+            unlink(output + ".done")
+        }
+        let variables = environment.map { ["/usr/bin/env", "-i"] + $0.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } }
+        let argv =
+            ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + (variables ?? []) + command
+        // The exit status on a line of its own (keygate prints a value without a newline).
+        let line =
+            argv.map(Self.quoted).joined(separator: " ") + (descriptor3.map { " 3<" + Self.quoted($0) } ?? "")
+            + " > \(output) 2>&1; printf '\\n%s\\n' $? >> \(output); : > \(output).done\n"
+        let bytes = Array(line.utf8)
+        try #require(bytes.withUnsafeBytes { write(writer, $0.baseAddress!, $0.count) } == bytes.count)
+        let deadline = Date().addingTimeInterval(30)
+        while access(output + ".done", F_OK) != 0 {
+            try #require(Date() < deadline, "\(command) did not finish in 30 s")
+            try #require(shell.isRunning, "the terminal's shell exited")
+            usleep(10_000)
+        }
+        var lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+        let status = lines.popLast().flatMap { Int32($0) } ?? -1
+        return DaemonFixture.Result(status: status, output: lines.joined(separator: "\n"))
     }
 
     private static func quoted(_ text: String) -> String {
