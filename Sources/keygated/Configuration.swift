@@ -37,7 +37,8 @@ struct Configuration: Equatable {
 
     /// Every key the file may set.
     static let keys = [
-        "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout", "send-timeout",
+        "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout",
+        "send-timeout",
         "max-frame-size", "pidfd-source", "policies", "prompt-timeout", "max-prompts", "max-prompts-per-user",
     ]
 

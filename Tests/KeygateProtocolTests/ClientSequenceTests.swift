@@ -6,7 +6,8 @@ import Testing
 @Suite struct ClientSequenceTests {
     static func frame(_ message: Message, _ id: UInt32) -> Frame { message.frame(requestID: id) }
     static let hello = Message.hello(
-        minimumVersion: 2, maximumVersion: 2, accessGroups: ["g"], client: "t", challenge: [UInt8](repeating: 1, count: 16))
+        minimumVersion: 2, maximumVersion: 2, accessGroups: ["g"], client: "t",
+        challenge: [UInt8](repeating: 1, count: 16))
 
     @Test func helloMustComeFirstAndOnce() throws {
         var sequence = ClientSequence()

@@ -6,7 +6,9 @@ import Testing
 
 /// The incremental decoder's typed rejections.
 @Suite struct FrameDecoderTests {
-    static func header(length: UInt32, version: UInt8 = FrameLimits.version, type: UInt8 = 0x02, reserved: UInt8 = 0, id: UInt32 = 1)
+    static func header(
+        length: UInt32, version: UInt8 = FrameLimits.version, type: UInt8 = 0x02, reserved: UInt8 = 0, id: UInt32 = 1
+    )
         -> [UInt8]
     {
         [

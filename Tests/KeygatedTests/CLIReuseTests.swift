@@ -32,7 +32,8 @@ import Testing
             mkdir(home, 0o700)
             chown(home, uid, uid)
             environment = [
-                "PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": home + "/run",
+                "PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data",
+                "XDG_RUNTIME_DIR": home + "/run",
                 "KEYGATE_SOCKET": relay.daemon.socket,
             ]
         }
@@ -45,7 +46,10 @@ import Testing
         func prove(in terminal: ReuseTerminal, as uid: UInt32) throws -> DaemonFixture.Result {
             try terminal.run(
                 as: uid,
-                [CLIFixture.keygatePath, "--daemon", "--reuse-seconds", "60", "--passphrase-fd", "3", "get", "-s", "gated", "-a", "me", "-g", "probe.group"],
+                [
+                    CLIFixture.keygatePath, "--daemon", "--reuse-seconds", "60", "--passphrase-fd", "3", "get", "-s",
+                    "gated", "-a", "me", "-g", "probe.group",
+                ],
                 environment: environment, descriptor3: passwordFile)
         }
 
@@ -53,7 +57,10 @@ import Testing
         func reread(in terminal: ReuseTerminal, as uid: UInt32, window: Int = 60) throws -> DaemonFixture.Result {
             try terminal.run(
                 as: uid,
-                [CLIFixture.keygatePath, "--daemon", "--reuse-seconds", "\(window)", "--no-interaction", "get", "-s", "gated", "-a", "me", "-g", "probe.group"],
+                [
+                    CLIFixture.keygatePath, "--daemon", "--reuse-seconds", "\(window)", "--no-interaction", "get", "-s",
+                    "gated", "-a", "me", "-g", "probe.group",
+                ],
                 environment: environment)
         }
 

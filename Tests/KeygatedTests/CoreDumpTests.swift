@@ -51,7 +51,8 @@ import Testing
         let pid = try #require(daemon.process?.processIdentifier)
         let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
         let coreLine = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
-        #expect(coreLine?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"],
+        #expect(
+            coreLine?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"],
             "\(coreLine ?? "no limit line")")
         kill(pid, SIGSEGV)
         #expect(Self.endingSignal(try #require(daemon.process)) == SIGSEGV)

@@ -96,7 +96,9 @@ final class ReuseTerminal {
             unlink(output)
             unlink(output + ".done")
         }
-        let variables = environment.map { ["/usr/bin/env", "-i"] + $0.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } }
+        let variables = environment.map {
+            ["/usr/bin/env", "-i"] + $0.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }
+        }
         let argv =
             ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + (variables ?? []) + command
         // The exit status on a line of its own (keygate prints a value without a newline).

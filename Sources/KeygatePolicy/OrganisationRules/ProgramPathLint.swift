@@ -8,7 +8,9 @@
 /// looked up where files are read (`PolicyDirectory.warnings` in `Keygate`).
 public enum ProgramPathLint {
     /// Every exact program path of `document`, with where it is named and what names it.
-    public static func programPaths(_ document: PolicyDocument) -> [(path: String, location: SourceLocation, owner: String)] {
+    public static func programPaths(_ document: PolicyDocument) -> [(
+        path: String, location: SourceLocation, owner: String
+    )] {
         var paths: [(String, SourceLocation, String)] = []
         for grant in document.grants {
             let at = grant.location ?? SourceLocation(file: "(json)", line: 0, column: 0)
