@@ -88,28 +88,49 @@ public enum PolicyDirectory {
     }
 
     /// Warnings (lint) for the policies of `paths`, as `file:line:column: message`.
-    /// Beside the validator's lint: an exact program path that is a symbolic link on this
-    /// machine never matches (the kernel names the resolved file), so it is named with its target.
+    /// Beside the validator's lint, what only the files here can tell: an exact program path
+    /// that resolves to another (a symbolic link anywhere in it: the kernel names the resolved
+    /// file, so it never matches) is named with its target, and one that is a script (`#!`: the
+    /// kernel names its interpreter, so it never matches) is named as one.
     public static func warnings(_ set: PolicySet) -> [String] {
-        PolicyValidator.validate(set.document).warnings.map(\.description) + symbolicLinkWarnings(set.document)
+        PolicyValidator.validate(set.document).warnings.map(\.description) + fileWarnings(set.document)
     }
 
-    /// A warning for each exact program path of `document` that is a symbolic link here.
-    static func symbolicLinkWarnings(_ document: PolicyDocument) -> [String] {
-        ProgramPathLint.programPaths(document).compactMap { path, at, owner in
+    /// The warnings about the files that `document`'s exact program paths name here.
+    static func fileWarnings(_ document: PolicyDocument) -> [String] {
+        ProgramPathLint.programPaths(document).compactMap { named -> String? in
+            guard named.isExact, named.pattern.hasPrefix("/") else { return nil }
+            let path = named.pattern
             var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
-            let target = realpath(path, nil).map { resolved in
-                defer { free(resolved) }
-                return String(cString: resolved)
+            guard lstat(path, &info) == 0 || errno != ENOENT else { return nil }
+            let resolved = realpath(path, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
             }
+            if resolved != path {
+                let message =
+                    "\(named.owner) names \(path), which is a symbolic link or lies behind one: the kernel names "
+                    + (resolved.map { "the file it resolves to (\($0)), so this never matches; name \($0) instead" }
+                        ?? "the file it resolves to, which does not exist here, so this never matches")
+                return PolicyParseError(named.location, message).description
+            }
+            guard Self.startsWithShebang(path) else { return nil }
             return PolicyParseError(
-                at,
-                "\(owner) names \(path), a symbolic link: the kernel names the file it resolves to "
-                    + (target.map { "(\($0)), so this never matches; name \($0) instead" }
-                        ?? "(which does not exist here), so this never matches")
+                named.location,
+                "\(named.owner) names \(path), a script: the kernel names its interpreter as the caller's program, "
+                    + "so this never matches (see Policies/README.md for granting one script)"
             ).description
         }
+    }
+
+    /// Whether the file at `path` begins with `#!`.
+    private static func startsWithShebang(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var head: (UInt8, UInt8) = (0, 0)
+        let count = withUnsafeMutableBytes(of: &head) { read(descriptor, $0.baseAddress, 2) }
+        return count == 2 && head.0 == UInt8(ascii: "#") && head.1 == UInt8(ascii: "!")
     }
 }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Keygate
 import KeygatePolicy
 
 /// `keygate`: global options, then one command. The executable's `main.swift` is

@@ -78,6 +78,9 @@ final class ClientConnection: Sendable {
         self.replyTimeout = replyTimeout
     }
 
+    /// How long a new connection waits for the daemon's challenge, which it sends at once.
+    static let challengeSeconds = 5.0
+
     /// The daemon's version from the last hello.
     var daemonVersion: String { state.withLock { $0.daemonVersion } }
 
@@ -197,8 +200,16 @@ final class ClientConnection: Sendable {
         // A new connection starts a new sequence of request ids.
         let id: UInt32 = 1
         state.withLock { $0.nextID = 2 }
-        // The daemon speaks first, once it has read who we are; hello echoes its nonce.
-        let challenge = try Self.decode(try socket.receive(timeout: replyTimeout), path: path)
+        // The daemon speaks first, once it has read who we are; hello echoes its nonce. It sends
+        // it at once: a daemon silent for this long speaks protocol 1 (it waits for hello).
+        let wait = min(replyTimeout, Self.challengeSeconds)
+        guard let challengeFrame = try socket.receive(withinMilliseconds: Int32(wait * 1000)) else {
+            throw KeygateError(
+                .notAvailable,
+                "keygated at \(path) sent no challenge in \(Int(wait)) s: it may speak protocol 1 "
+                    + "(restart keygated after upgrading Keygate)")
+        }
+        let challenge = try Self.decode(challengeFrame, path: path)
         let nonce: [UInt8]
         switch challenge {
         case .challenge(let sent): nonce = sent

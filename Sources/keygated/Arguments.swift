@@ -1,3 +1,6 @@
+import Keygate
+import KeygateProtocol
+
 /// The pinned command line: `keygated --socket PATH --state-directory DIR [--config FILE]`.
 struct Arguments: Equatable {
     var socket: String
@@ -5,6 +8,31 @@ struct Arguments: Equatable {
     var config: String?
 
     static let usage = "usage: keygated --socket PATH --state-directory DIR [--config FILE]"
+
+    /// What `keygated --help` prints.
+    static let help = """
+        \(usage)
+               keygated -V | --version        keygated -h | --help
+
+        The Keygate broker: serves each local user's gated keychain items on a Unix socket, as root.
+          --socket PATH            where to listen (ignored when systemd passes a socket)
+          --state-directory DIR    every user's store, key, audit trail and lockout counter (root, 0700)
+          --config FILE            keygated.conf: device-state, policies, limits and timeouts
+        Exit status: 0 stopped by SIGTERM or SIGINT, 64 a bad command line, 78 a bad configuration.
+        See keygated(8).
+        """
+
+    /// The daemon's version line (`keygated --version`, and the hello reply's daemon version).
+    static let version = "keygated \(KeygateVersion.current) (protocol \(FrameLimits.version))"
+
+    /// What to print instead of starting, for `--version`/`-V` or `--help`/`-h` given alone.
+    static func informational(_ arguments: [String]) -> String? {
+        switch arguments {
+        case ["--version"], ["-V"]: version
+        case ["--help"], ["-h"]: help
+        default: nil
+        }
+    }
 
     /// Parses `arguments` (without the program name); each option once, each path absolute.
     /// - Throws: ``StartupError`` naming the offending argument.

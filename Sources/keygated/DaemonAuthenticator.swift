@@ -65,6 +65,14 @@ struct DaemonAuthenticator: Authenticator {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }
         let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        switch outcome {
+        case .failed, .lockedOut, .unavailable:
+            // What PAM said, never what was typed (a PAM message or status name only).
+            let cause = outcome.cause.map { " (\($0))" } ?? ""
+            Log.line("uid \(identity.uid) pid \(identity.pid): authentication: \(outcome)\(cause)")
+        case .proved, .cancelled:
+            break
+        }
         if case .proved(let factors) = outcome {
             if let key {
                 let proved = context.state.proofs.all.filter { factors.contains($0.factor) }

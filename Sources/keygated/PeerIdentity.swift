@@ -16,7 +16,7 @@ import Glibc
 ///   credentials must read the same again. A pid that was recycled belongs to a process
 ///   started after the caller exited, hence after `accept()`, and is refused.
 /// - executable and session: `/proc/<pid>/exe` (trusted for grants only when the caller shares
-///   the daemon's mount namespace, ``program``) and the pid's logind session, both read by pid
+///   the daemon's mount, pid and user namespaces, ``program``) and the pid's logind session, both read by pid
 ///   number and then checked against the pidfd (it must still name that pid: the pidfd holds
 ///   the pid until the process is reaped, so what was read is the pinned process, not a
 ///   successor that reused its pid).
@@ -27,10 +27,12 @@ struct PeerIdentity: Sendable {
     let gid: UInt32
     let pid: Int32
     let executable: String
-    /// The executable as a grant may name it: ``executable`` when the caller sees the daemon's
-    /// mounts (the same mount namespace), nil otherwise: in a mount namespace of its own, any
+    /// The executable as a grant may name it: ``executable`` when the caller is in the daemon's
+    /// own mount, pid and user namespaces, nil otherwise. In a mount namespace of its own any
     /// file can sit at any path (a user namespace lets an unprivileged caller mount its own
-    /// program over a granted one), so its path proves nothing and matches no grant.
+    /// program over a granted one); in a user and pid namespace of its own a process may name
+    /// any other process of that namespace as the sender of its bytes (`SCM_CREDENTIALS`), so
+    /// the opener check proves nothing about who wrote them. Either way the path matches no grant.
     let program: String?
     /// "SO_PEERPIDFD" or "pidfd_open".
     let pidfdSource: String
@@ -70,7 +72,7 @@ struct PeerIdentity: Sendable {
         do throws(IdentityError) {
             read = try readPinned(pid: pid, pidfd: pidfd) { () -> (String, String?, Bool)? in
                 guard let executable = readLink("/proc/\(pid)/exe") else { return nil }
-                return (executable, session(of: pid), sharesMountNamespace(pid))
+                return (executable, session(of: pid), sharesNamespaces(pid))
             }
         } catch {
             close(pidfd)
@@ -138,20 +140,27 @@ struct PeerIdentity: Sendable {
         return UInt64(fields[19])
     }
 
-    /// Whether process `pid` is in the daemon's own mount namespace (its `ns/mnt` is the same
-    /// inode); false when either cannot be read.
-    static func sharesMountNamespace(_ pid: Int32) -> Bool {
-        var theirs = stat()
-        guard let ours = ownMountNamespace, stat("/proc/\(pid)/ns/mnt", &theirs) == 0 else { return false }
-        return theirs.st_dev == ours.device && theirs.st_ino == ours.inode
+    /// The namespaces a caller must share with the daemon for its program to count for a grant.
+    static let grantNamespaces = ["mnt", "pid", "user"]
+
+    /// Whether process `pid` is in each of the daemon's own ``grantNamespaces`` (its `ns/<kind>`
+    /// is the same inode); false when any cannot be read.
+    static func sharesNamespaces(_ pid: Int32) -> Bool {
+        for (kind, ours) in zip(grantNamespaces, ownNamespaces) {
+            var theirs = stat()
+            guard let ours, stat("/proc/\(pid)/ns/\(kind)", &theirs) == 0,
+                theirs.st_dev == ours.device && theirs.st_ino == ours.inode
+            else { return false }
+        }
+        return true
     }
 
-    /// The daemon's own mount namespace, read once (it never changes).
-    private static let ownMountNamespace: (device: dev_t, inode: ino_t)? = {
+    /// The daemon's own ``grantNamespaces``, read once (they never change).
+    private static let ownNamespaces: [(device: dev_t, inode: ino_t)?] = grantNamespaces.map { kind in
         var ours = stat()
-        guard stat("/proc/self/ns/mnt", &ours) == 0 else { return nil }
+        guard stat("/proc/self/ns/\(kind)", &ours) == 0 else { return nil }
         return (ours.st_dev, ours.st_ino)
-    }()
+    }
 
     private static func session(of pid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 256)

@@ -6,7 +6,7 @@ import KeygateProtocol
 /// only. The set of requests is fixed and typed (the protocol's ``Message``); nothing here
 /// parses bytes.
 struct RequestHandler: Sendable {
-    static let daemonVersion = "keygated 0.1 (protocol \(FrameLimits.version))"
+    static let daemonVersion = Arguments.version
 
     let identity: PeerIdentity
     let keychains: UserKeychains

@@ -6,12 +6,18 @@ import Keygate
 // PeerIdentity for what it does; Configuration for the file. Started by keygate.socket, it
 // serves the socket systemd passed instead of binding PATH (SocketActivation).
 // A parent may have blocked or ignored signals (the mask is inherited across exec): start from
-// a clean slate so SIGTERM stops the daemon; SIGPIPE stays ignored (sends use MSG_NOSIGNAL).
+// a clean slate; SIGPIPE stays ignored (sends use MSG_NOSIGNAL). The stop signals are then
+// blocked in every thread and taken by one (StopSignals), which removes the socket and ends.
 var noSignals = sigset_t()
 sigemptyset(&noSignals)
 sigprocmask(SIG_SETMASK, &noSignals, nil)
-for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
+for number in StopSignals.numbers { signal(number, SIG_DFL) }
+StopSignals.block()
 signal(SIGPIPE, SIG_IGN)
+if let text = Arguments.informational(Array(CommandLine.arguments.dropFirst())) {
+    print(text)
+    exit(0)
+}
 // A crash ends the daemon at once, by the kernel's default action: the Swift runtime's crash
 // handler would print a backtrace with the memory around each register (a key's or a value's
 // bytes among them) to the daemon's log, and take seconds doing it.
@@ -53,6 +59,9 @@ do throws(StartupError) {
         case arguments.socket: "from systemd, "
         case _?: "from systemd, --socket \(arguments.socket) unused, "
         }
+    guard StopSignals.wait(removing: inherited == nil ? arguments.socket : nil) else {
+        throw StartupError("cannot start the thread that waits for SIGTERM")
+    }
     Log.line(
         "listening on \(inherited?.path ?? arguments.socket) (\(origin)state \(arguments.stateDirectory), "
             + "device \(configuration.deviceState))")

@@ -190,12 +190,14 @@ import Testing
         let world = try CLIWorld()
         let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
         try #require(python != "/usr/bin/python3", "this test needs /usr/bin/python3 to be a symbolic link")
+        let script = try world.directory.file("tool.sh", contents: "#!/bin/sh\necho hi\n")
         let path = try Self.directory(
             world,
             [
                 "grants.policy": """
                 grant access-group "tools" to program "/usr/bin/python3"
                 grant access-group "sleepers" to program "/usr/bin/sleep"
+                grant access-group "scripted" to program "\(script)", "/usr/bin/python*"
                 rule "scripts" {
                   match program "/usr/bin/env"
                   on read forbid
@@ -206,12 +208,18 @@ import Testing
         let result = try world.run(["policy", "check", path])
         #expect(result.status == 0, "\(result.stderr)")
         let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("keygate: warning: ") }
-        #expect(warnings.count == 3, "\(result.stderr)")
+        #expect(warnings.count == 5, "\(result.stderr)")
         #expect(
             warnings.contains {
-                $0.contains("grants.policy:1:1: the grant of 'tools' names /usr/bin/python3, a symbolic link")
+                $0.contains("grants.policy:1:1: the grant of 'tools' names /usr/bin/python3, which is a symbolic link")
                     && $0.contains("(\(python)), so this never matches; name \(python) instead")
             }, "\(result.stderr)")
+        #expect(
+            warnings.contains { $0.contains("the grant of 'scripted' names \(script), a script: the kernel names its interpreter") },
+            "\(result.stderr)")
+        #expect(
+            warnings.contains { $0.contains("the grant of 'scripted' names interpreters (/usr/bin/python*)") },
+            "\(result.stderr)")
         #expect(
             warnings.contains { $0.contains("the grant of 'tools' names the interpreter /usr/bin/python3") },
             "\(result.stderr)")

@@ -43,6 +43,22 @@ import Testing
         daemon.finish()
     }
 
+    /// A daemon of protocol 1 waits for hello and sends no challenge: the client says so within
+    /// a few seconds (not after its two-minute reply timeout) and names the likely fix.
+    @Test func aDaemonThatSendsNoChallengeIsReportedAsAnOldProtocol() throws {
+        let daemon = try ScriptedDaemon(challenges: false) { peer in
+            #expect(throws: (any Error).self) { _ = try peer.receive(timeout: 8) }
+        }
+        let started = ContinuousClock.now
+        let error = #expect(throws: KeygateError.self) {
+            _ = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"], clientName: "t")
+        }
+        #expect(error?.status == .notAvailable)
+        #expect(error?.message.contains("sent no challenge in 5 s: it may speak protocol 1") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(7))
+        daemon.finish()
+    }
+
     @Test func relayedPromptsAreAnsweredByThePassphraseSource() async throws {
         let daemon = try ScriptedDaemon { peer in
             try peer.greet()

@@ -15,8 +15,10 @@ final class ScriptedDaemon: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let connections: Int
 
-    /// Listens and serves `connections` connections with `script`, one after another.
-    init(connections: Int = 1, script: @escaping @Sendable (Peer) throws -> Void) throws {
+    /// Listens and serves `connections` connections with `script`, one after another;
+    /// `challenges`: send each connection a challenge first, as keygated does (false: behave as a
+    /// daemon of protocol 1, which waits for hello).
+    init(connections: Int = 1, challenges: Bool = true, script: @escaping @Sendable (Peer) throws -> Void) throws {
         directory = try TemporaryDirectory()
         path = directory.path + "/d.sock"
         self.connections = connections
@@ -41,7 +43,7 @@ final class ScriptedDaemon: @unchecked Sendable {
                 let peer = Peer(fd: fd)
                 do {
                     // As keygated does: the daemon speaks first.
-                    try peer.send(.challenge(nonce: peer.nonce), id: 0)
+                    if challenges { try peer.send(.challenge(nonce: peer.nonce), id: 0) }
                     try script(peer)
                 } catch {
                     Issue.record("scripted daemon: \(error)")

@@ -181,4 +181,96 @@ import Testing
         let ungranted = try attack(daemon, mode: "honest", rounds: 2)
         #expect(ungranted == ["refused -34018", "refused -34018"], "\(ungranted)")
     }
+
+    /// The attacker of the reviewers' report, in Python, inside a user and pid namespace of its
+    /// own (`unshare -Urpf`, open to any user): there it may name any process of its namespace as
+    /// the sender of its bytes (`SCM_CREDENTIALS`). Each attempt: its child connects and execs the
+    /// granted program (which sleeps); the parent reads the challenge, then sends hello and a read
+    /// naming the child as their sender. One outcome line per attempt.
+    static let forgingScript = #"""
+        import os, socket, struct, sys, select, time
+        path, hello_hex, read_hex, rounds, target = sys.argv[1:6]
+        hello = bytes.fromhex(hello_hex)
+        read = bytes.fromhex(read_hex)
+
+        def receive(sock, deadline):
+            data = b""
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([sock], [], [], max(0, deadline - time.monotonic()))
+                if not ready:
+                    return None
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+                while len(data) >= 4:
+                    length = struct.unpack(">I", data[:4])[0]
+                    if len(data) < 4 + length:
+                        break
+                    frame, data = data[:4 + length], data[4 + length:]
+                    yield frame[5], frame[12:]
+
+        for attempt in range(int(rounds)):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.set_inheritable(True)
+            r, w = os.pipe()
+            child = os.fork()
+            if child == 0:
+                os.close(r)
+                sock.connect(path)
+                os.write(w, b"c")
+                os.execv(target, [target, "5"])
+            os.close(w)
+            os.read(r, 1)
+            os.close(r)
+            outcome = "nothing"
+            frames = receive(sock, time.monotonic() + 3)
+            for kind, payload in frames or []:
+                if kind == 0x88:
+                    forged = struct.pack("iII", child, 0, 0)
+                    message = hello[:-16] + payload[4:20] + read
+                    sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, forged)])
+                    continue
+                if kind == 0x81:
+                    continue
+                if kind == 0x84:
+                    outcome = "won"
+                elif kind == 0x8F:
+                    outcome = "refused %d" % struct.unpack(">i", payload[:4])[0]
+                else:
+                    outcome = "other %d" % kind
+                break
+            sock.close()
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+            print(outcome, flush=True)
+        """#
+
+    /// A process in a user and pid namespace of its own can name another process of that
+    /// namespace as the sender of its bytes: so a caller outside the daemon's pid and user
+    /// namespaces matches no program grant, whoever the kernel says sent the bytes.
+    @Test func bytesNamingAGrantedProgramFromANamespaceOfTheirOwnAreNeverServedAsIt() throws {
+        let policy = try GrantTests.PolicyFile(
+            """
+            grant access-group "probe.group" to program "\(GrantTests.probeExecutable)"
+            grant access-group "probe.group" to program "/usr/bin/sleep"
+
+            """)
+        let daemon = try DaemonFixture(config: "policies = \(policy.path)\nidle-timeout = 5\n")
+        try daemon.start()
+        #expect(try daemon.probe(as: a, "add", "api", "me", "granted-only").lines == ["ok"])
+        let script = try ScriptFile(Self.forgingScript)
+        let (hello, read) = try Self.frames()
+        let result = try daemon.run(
+            as: a, "/usr/bin/unshare",
+            ["-Urpf", "/usr/bin/python3", script.path, daemon.socket, hello, read, "60", "/usr/bin/sleep"],
+            timeout: 240)
+        #expect(result.status == 0, "\(result.output)")
+        let outcomes = result.lines
+        let tally = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +)
+        print("exec race with forged credentials: \(tally.sorted { $0.key < $1.key })")
+        #expect(outcomes.count == 60, "\(result.output)")
+        #expect(!outcomes.contains("won"), "a read was served as the granted program: \(tally)")
+        #expect(Set(outcomes).isSubset(of: ["refused -909", "refused -34018"]), "\(tally)")
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Keygate
 import Testing
 
 /// What one caller can and cannot reach through (or around) the daemon.
@@ -94,6 +95,6 @@ import Testing
         #expect(lines[0].hasPrefix("mode=daemon uid=\(DaemonFixture.userB) gid=\(DaemonFixture.userB) pid="))
         #expect(lines[0].hasSuffix(pidfdSource == "auto" ? "pidfd=SO_PEERPIDFD" : "pidfd=pidfd_open"))
         #expect(lines[1] == "exe=" + URL(fileURLWithPath: DaemonFixture.probePath).resolvingSymlinksInPath().path)
-        #expect(lines[2] == "version=keygated 0.1 (protocol 2)")
+        #expect(lines[2] == "version=keygated \(KeygateVersion.current) (protocol 2)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Keygate
 import Testing
 
 /// The pinned command line and configuration file, and durability across a crash.
@@ -43,6 +44,70 @@ import Testing
         let result = try startFails("device-state = unlocked\n", mode: 0o666)
         #expect(result.status == 78)
         #expect(result.output.contains("not be writable by group or others"))
+    }
+
+    /// `--version` and `--help` answer and exit 0, as a Linux tool's do; the version is the package's.
+    @Test func versionAndHelpAnswerAndExitZero() throws {
+        try DaemonFixture.requireRoot()
+        let output = "/tmp/keygated-version-\(getpid()).log"
+        defer { unlink(output) }
+        for (arguments, expected) in [
+            (["--version"], "keygated \(KeygateVersion.current) (protocol 2)"), (["-V"], "keygated \(KeygateVersion.current)"),
+            (["--help"], "usage: keygated --socket PATH"), (["-h"], "See keygated(8)."),
+        ] {
+            let process = try DaemonFixture.launch(DaemonFixture.daemonPath, arguments, output: output)
+            process.waitUntilExit()
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "\(arguments): \(text)")
+            #expect(text.contains(expected), "\(arguments): \(text)")
+        }
+    }
+
+    /// SIGTERM (and SIGINT) stop the daemon within a second, even with a connection open and a
+    /// prompt-less client idle on it; the socket the daemon made is removed, and the log says so.
+    @Test func sigtermStopsWithinASecondAndRemovesTheSocket() throws {
+        for signal in [SIGTERM, SIGINT] {
+            let daemon = try DaemonFixture()
+            try daemon.start()
+            let idle = try daemon.connect()
+            try idle.greet()
+            let process = try #require(daemon.process)
+            let started = Date()
+            kill(process.processIdentifier, signal)
+            while process.isRunning && Date().timeIntervalSince(started) < 5 { usleep(5_000) }
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(!process.isRunning && elapsed < 1, "signal \(signal): still running after \(elapsed) s")
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+            #expect(access(daemon.socket, F_OK) != 0, "the socket is still there")
+            let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+            #expect(daemon.log.contains("stopping on \(name); removed \(daemon.socket)"), "\(daemon.log)")
+            #expect(idle.closedByPeer(within: 2))
+        }
+    }
+
+    /// A socket that is not the daemon's own any more (another daemon's, made at the path after it
+    /// started) is left alone at the stop.
+    @Test func aStopLeavesASocketFileThatIsNotItsOwn() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        unlink(daemon.socket)
+        let other = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(other) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in daemon.socket.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(other, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        daemon.stop()
+        #expect(access(daemon.socket, F_OK) == 0, "the daemon removed a socket it did not make")
+        #expect(daemon.log.contains("stopping on SIGTERM") && !daemon.log.contains("removed"), "\(daemon.log)")
     }
 
     @Test func badArgumentsAreAUsageError() throws {
