@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libsystemd-dev procps \
-  mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi
+  mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi bash-completion
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall release startup-bench
 
@@ -180,12 +180,22 @@ TMPFILESD = $(DESTDIR)$(TMPFILESDIR)
 CONFDIR = $(DESTDIR)$(SYSCONFDIR)/keygate
 HELPERS := git-credential-keygate docker-credential-keygate
 PAM_FILES := keygate keygate-biometry
+MANIFESTDIR = $(DESTDIR)$(PREFIX)/share/keygate
+MANIFEST = $(MANIFESTDIR)/created-directories
 INSTALL_DIRS = $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(if $(PAMDIR),$(DESTDIR)$(PAMDIR)) \
   $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(TMPFILESD) $(CONFDIR)
 
 install:
 	@if [ -z "$(KEYGATE_BIN)" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product keygate; fi
 	@if [ -z "$(KEYGATED_BIN)" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product keygated; fi
+	@# Which directories this install makes (not there before): uninstall removes them again once empty.
+	@created=""; \
+	for dir in $(INSTALL_DIRS) $(MANIFESTDIR); do \
+	  d=$$dir; while [ ! -e "$$d" ]; do created="$$created $$d"; d=$$(dirname "$$d"); done; \
+	done; \
+	mkdir -p $(MANIFESTDIR); \
+	{ cat $(MANIFEST) 2>/dev/null; printf '%s\n' $$created; } | grep -v '^$$' | sort -u > $(MANIFEST).new; \
+	mv $(MANIFEST).new $(MANIFEST)
 	$(INSTALL) -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
 	$(INSTALL) -m 0755 $(or $(KEYGATE_BIN),.build/release/keygate) $(BINDIR)/keygate
 	for helper in $(HELPERS); do ln -sf keygate $(BINDIR)/$$helper; done
@@ -206,7 +216,12 @@ install:
 	    fi; \
 	  done; \
 	else \
-	  echo "PAM service files not installed (PREFIX is not /usr): set PAMDIR=/etc/pam.d to install them"; \
+	  echo ""; \
+	  echo "PAM: no service file was installed (PREFIX=$(PREFIX) is not /usr), and keygate proves presence"; \
+	  echo "through the PAM services keygate and keygate-biometry. Install them (see Policies/pam.d/README.md):"; \
+	  echo "  sudo install -m 0644 Policies/pam.d/keygate Policies/pam.d/keygate-biometry /etc/pam.d/"; \
+	  echo "or run: sudo make install PAMDIR=/etc/pam.d"; \
+	  echo ""; \
 	fi
 	$(INSTALL) -d $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(TMPFILESD)
 	$(INSTALL) -m 0755 $(or $(KEYGATED_BIN),.build/release/keygated) $(SBINDIR)/keygated
@@ -224,8 +239,16 @@ install:
 	  echo "$(INSTALL) -m 0644 Packaging/keygated.conf $(CONFDIR)/keygated.conf"; \
 	  $(INSTALL) -m 0644 Packaging/keygated.conf $(CONFDIR)/keygated.conf; \
 	fi
+	@# systemd reads units from these directories only; elsewhere it must be told where they are.
 	@if [ -z "$(DESTDIR)" ]; then \
-	  echo "the broker: systemctl daemon-reload && systemd-tmpfiles --create keygate.conf && systemctl enable --now keygate.socket"; \
+	  case "$(SYSTEMDUNITDIR)" in \
+	    /usr/lib/systemd/system|/lib/systemd/system|/usr/local/lib/systemd/system|/etc/systemd/system) \
+	      echo "the broker: systemctl daemon-reload && systemd-tmpfiles --create $(TMPFILESDIR)/keygate.conf && systemctl enable --now keygate.socket";; \
+	    *) \
+	      echo "the broker's units are in $(SYSTEMDUNITDIR), which systemd does not search: link them first"; \
+	      echo "  systemctl link $(SYSTEMDUNITDIR)/keygated.service $(SYSTEMDUNITDIR)/keygate.socket && systemd-tmpfiles --create $(TMPFILESDIR)/keygate.conf && systemctl enable --now keygate.socket"; \
+	      echo "  (or install with SYSTEMDUNITDIR=/usr/local/lib/systemd/system TMPFILESDIR=/usr/local/lib/tmpfiles.d)";; \
+	  esac; \
 	fi
 
 uninstall:
@@ -244,6 +267,11 @@ uninstall:
 	    if [ -e "$$target" ] && cmp -s Policies/pam.d/$$file "$$target"; then rm -f "$$target"; \
 	    elif [ -e "$$target" ]; then echo "keeping $$target (changed since install)"; fi; \
 	  done; \
+	fi
+	@# The directories install made (its manifest), deepest first, each once it is empty.
+	@if [ -f $(MANIFEST) ]; then \
+	  dirs=$$(sort -r $(MANIFEST)); rm -f $(MANIFEST); \
+	  for dir in $$dirs; do rmdir "$$dir" 2>/dev/null || true; done; \
 	fi
 	@# Under a DESTDIR (a staging tree), the directories install made are removed once empty.
 	@if [ -n "$(DESTDIR)" ]; then \

@@ -17,13 +17,18 @@ public final class AskpassPassphraseSource: PassphraseSource {
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessEnvironment.current()
     ) -> AskpassPassphraseSource? {
-        if let program = environment["KEYGATE_ASKPASS"], !program.isEmpty {
-            return AskpassPassphraseSource(program: program)
-        }
+        program(in: environment).map { AskpassPassphraseSource(program: $0) }
+    }
+
+    /// The environment variables ``program(in:)`` reads.
+    public static let variables = ["KEYGATE_ASKPASS", "SSH_ASKPASS", "DISPLAY", "WAYLAND_DISPLAY"]
+
+    /// The askpass program `environment` names: `KEYGATE_ASKPASS`, else `SSH_ASKPASS` when a
+    /// display is there (`DISPLAY` or `WAYLAND_DISPLAY`); nil when it names none.
+    public static func program(in environment: [String: String]) -> String? {
+        if let program = environment["KEYGATE_ASKPASS"], !program.isEmpty { return program }
         let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-        if display, let program = environment["SSH_ASKPASS"], !program.isEmpty {
-            return AskpassPassphraseSource(program: program)
-        }
+        if display, let program = environment["SSH_ASKPASS"], !program.isEmpty { return program }
         return nil
     }
 

@@ -215,7 +215,9 @@ import Testing
                     && $0.contains("(\(python)), so this never matches; name \(python) instead")
             }, "\(result.stderr)")
         #expect(
-            warnings.contains { $0.contains("the grant of 'scripted' names \(script), a script: the kernel names its interpreter") },
+            warnings.contains {
+                $0.contains("the grant of 'scripted' names \(script), a script: the kernel names its interpreter")
+            },
             "\(result.stderr)")
         #expect(
             warnings.contains { $0.contains("the grant of 'scripted' names interpreters (/usr/bin/python*)") },

@@ -21,23 +21,92 @@ import Testing
         #expect(result.lastErrorLine == "keygate: cancelled by the user (errSecUserCanceled -128)")
     }
 
+    /// With an enrolled set (as a read sees it), presence asks biometry first, and one
+    /// descriptor answers its service too.
     @Test func oneDescriptorAnswersTheBiometryServiceToo() throws {
         let world = try PAMWorld()
         try world.matrixService("keygate-fingerprint", user: PAMWorld.currentUser(), password: "touch")
+        try world.matrixService("keygate", user: PAMWorld.currentUser(), password: "s3cret")
+        let enrolled = try world.directory.file("enrolled", contents: "right-index\n")
+        var environment = world.environment
+        environment["KEYGATE_ENROLLMENT_FILE"] = enrolled
         let result = try KeygateBinary.run(
             ["--pam-biometry-service", "keygate-fingerprint", "--passphrase-fd", "0", "prove", "--factor", "presence"],
-            stdin: Data("touch\n".utf8), environment: world.environment)
+            stdin: Data("touch\n".utf8), environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText.hasPrefix("proved biometry"))
     }
 
-    @Test func missingServiceIsNamed() throws {
+    /// With no enrollment source, a read of a userPresence item asks the passcode alone, and so
+    /// does `prove --factor presence`: the biometry service (which would accept the answer) is not
+    /// run, and nothing is reported as cancelled.
+    @Test func presenceWithoutAnEnrollmentSourceAsksThePasscodeAsAReadDoes() throws {
         let world = try PAMWorld()
+        try world.matrixService("keygate-biometry", user: PAMWorld.currentUser(), password: "s3cret")
+        try world.matrixService("keygate", user: PAMWorld.currentUser(), password: "s3cret")
         let result = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove", "--factor", "presence"], stdin: Data("s3cret\n".utf8),
+            environment: world.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("proved passcode"), "\(result.stdoutText)")
+        // Biometry alone cannot be used at all: said, naming why, before any prompt.
+        let biometry = try KeygateBinary.run(
+            ["--passphrase-fd", "0", "prove", "--factor", "biometry"], stdin: Data("s3cret\n".utf8),
+            environment: world.environment)
+        #expect(biometry.status == 5, "\(biometry.stderr)")
+        #expect(
+            biometry.lastErrorLine.contains("would refuse before asking: ")
+                && biometry.lastErrorLine.contains("biometry cannot be used: biometryNotAvailable"),
+            "\(biometry.stderr)")
+        #expect(!biometry.stderr.contains("cancelled"))
+    }
+
+    /// A service that is not installed is named first, with where libpam looked and how to
+    /// install it, before the question of a terminal.
+    @Test func missingServiceIsNamedFirst() throws {
+        let world = try PAMWorld()
+        let named = try KeygateBinary.run(
             ["--pam-service", "keygate-missing", "--passphrase-fd", "0", "prove"], stdin: Data("x\n".utf8),
             environment: world.environment)
-        #expect(result.status == 1)
-        #expect(result.lastErrorLine.contains("PAM service 'keygate-missing' is not configured"))
+        #expect(named.status == 1)
+        #expect(named.lastErrorLine.contains("PAM service keygate-missing is not installed (no file in "))
+        for arguments in [["prove"], ["--no-interaction", "prove"]] {
+            let result = try KeygateBinary.run(arguments, environment: world.environment)
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(
+                result.lastErrorLine.contains("PAM service keygate is not installed")
+                    && result.lastErrorLine.contains("Policies/pam.d/README.md"), "\(result.stderr)")
+        }
+        let status = try KeygateBinary.run(["status"], environment: world.environment)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdoutText.contains("pam:         PAM service keygate is not installed"), "\(status.stdoutText)")
+    }
+
+    /// With no terminal and no descriptor, an askpass program (`KEYGATE_ASKPASS`) answers, as it
+    /// does for the library; its exit status 1 is a cancel.
+    @Test func anAskpassProgramAnswersWhenThereIsNoTerminal() throws {
+        let world = try PAMWorld()
+        try world.matrixService("keygate", user: PAMWorld.currentUser(), password: "s3cret")
+        let askpass = try world.directory.file("askpass", contents: "#!/bin/sh\necho s3cret\n")
+        let dismissed = try world.directory.file("dismissed", contents: "#!/bin/sh\nexit 1\n")
+        chmod(askpass, 0o755)
+        chmod(dismissed, 0o755)
+        var environment = world.environment
+        environment["KEYGATE_ASKPASS"] = askpass
+        var result = try KeygateBinary.run(["prove"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("proved passcode"))
+        environment["KEYGATE_ASKPASS"] = dismissed
+        result = try KeygateBinary.run(["prove"], environment: environment)
+        #expect(result.status == 6, "\(result.stderr)")
+        // SSH_ASKPASS counts only with a display.
+        environment["KEYGATE_ASKPASS"] = nil
+        environment["SSH_ASKPASS"] = askpass
+        result = try KeygateBinary.run(["prove"], environment: environment)
+        #expect(result.status == 7, "\(result.stderr)")
+        environment["DISPLAY"] = ":0"
+        result = try KeygateBinary.run(["prove"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
     }
 
     @Test func noTerminalAndNoDescriptorNeverHangs() throws {

@@ -54,7 +54,9 @@ import Testing
             _ = try KeygateClient(socketPath: daemon.path, accessGroups: ["g"], clientName: "t")
         }
         #expect(error?.status == .notAvailable)
-        #expect(error?.message.contains("sent no challenge in 5 s: it may speak protocol 1") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("sent no challenge in 5 s: it may speak protocol 1") == true,
+            "\(String(describing: error))")
         #expect(ContinuousClock.now - started < .seconds(7))
         daemon.finish()
     }

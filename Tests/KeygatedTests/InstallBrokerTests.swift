@@ -22,15 +22,17 @@ import Testing
     }
 
     /// Runs `make --no-print-directory arguments…` in the repository, waiting up to 120 s.
-    static func make(_ arguments: [String], _ destination: Destination) throws -> (status: Int32, output: String) {
+    /// `staged`: install under `DESTDIR=destination`; otherwise the arguments name where (a PREFIX).
+    static func make(_ arguments: [String], _ destination: Destination, staged: Bool = true) throws -> (
+        status: Int32, output: String
+    ) {
         let binaries = DaemonFixture.binaryDirectory.path
         let output = destination.path + ".make.log"
         defer { unlink(output) }
         let process = try DaemonFixture.launch(
             "/usr/bin/make",
-            ["--no-print-directory", "-C", root.path] + arguments + [
-                "DESTDIR=\(destination.path)", "KEYGATE_BIN=\(binaries)/keygate",
-                "KEYGATED_BIN=\(binaries)/keygated",
+            ["--no-print-directory", "-C", root.path] + arguments + (staged ? ["DESTDIR=\(destination.path)"] : []) + [
+                "KEYGATE_BIN=\(binaries)/keygate", "KEYGATED_BIN=\(binaries)/keygated",
             ], output: output)
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning && Date() < deadline { usleep(10_000) }
@@ -134,6 +136,30 @@ import Testing
         let uninstall = try Self.make(["uninstall"], destination)
         #expect(uninstall.status == 0, "\(uninstall.output)")
         #expect(Self.tree(base) == [], "left behind")
+    }
+
+    /// A PREFIX systemd does not search, installed for real (no DESTDIR): install says how to
+    /// link the units instead of a `systemctl enable` that cannot find them, and how to install the
+    /// PAM services it did not; uninstall removes every directory install made, and only those.
+    @Test func aPrivatePrefixIsToldWhatSystemdNeedsAndUninstallRemovesTheDirectoriesItMade() throws {
+        try DaemonFixture.requireRoot()
+        let destination = try Destination()
+        let prefix = destination.path + "/opt/keygate"
+        let install = try Self.make(["install", "PREFIX=\(prefix)"], destination, staged: false)
+        #expect(install.status == 0, "\(install.output)")
+        #expect(
+            install.output.contains(
+                "the broker's units are in \(prefix)/lib/systemd/system, which systemd does not search"))
+        #expect(install.output.contains("systemctl link \(prefix)/lib/systemd/system/keygated.service"))
+        #expect(!install.output.contains("the broker: systemctl daemon-reload"), "\(install.output)")
+        #expect(
+            install.output.contains(
+                "sudo install -m 0644 Policies/pam.d/keygate Policies/pam.d/keygate-biometry /etc/pam.d/"))
+        #expect(Self.tree(prefix).contains("share/keygate/created-directories"))
+        let uninstall = try Self.make(["uninstall", "PREFIX=\(prefix)"], destination, staged: false)
+        #expect(uninstall.status == 0, "\(uninstall.output)")
+        #expect(Self.tree(destination.path) == [], "left behind: \(Self.tree(destination.path))")
+        #expect(access(destination.path, F_OK) == 0, "a directory install did not make was removed")
     }
 
     /// keygated(8) documents every option of the pinned command line and every key of the

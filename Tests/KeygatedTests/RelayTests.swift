@@ -49,7 +49,8 @@ import Testing
         }
         // Each failed transaction is a log line with PAM's status, never what was typed.
         let failures = world.daemon.log.split(separator: "\n").filter {
-            $0.contains("uid \(a) pid ") && $0.contains(": authentication: passcode failed: authentication failed (PAM 7)")
+            $0.contains("uid \(a) pid ")
+                && $0.contains(": authentication: passcode failed: authentication failed (PAM 7)")
         }
         #expect(failures.count == 2, "\(world.daemon.log)")
         #expect(!world.daemon.log.contains("wrong") && !world.daemon.log.contains("pass-b"))

@@ -52,7 +52,8 @@ import Testing
         let output = "/tmp/keygated-version-\(getpid()).log"
         defer { unlink(output) }
         for (arguments, expected) in [
-            (["--version"], "keygated \(KeygateVersion.current) (protocol 2)"), (["-V"], "keygated \(KeygateVersion.current)"),
+            (["--version"], "keygated \(KeygateVersion.current) (protocol 2)"),
+            (["-V"], "keygated \(KeygateVersion.current)"),
             (["--help"], "usage: keygated --socket PATH"), (["-h"], "See keygated(8)."),
         ] {
             let process = try DaemonFixture.launch(DaemonFixture.daemonPath, arguments, output: output)

@@ -46,7 +46,7 @@ struct GlobalOptions: Sendable {
                 "\(option.spelling) only applies to the embedded store; keygated keeps its own (use --embedded)")
         }
         store = StoreOptions(arguments)
-        pam = try PAMOptions(arguments)
+        pam = try PAMOptions(arguments, variables: variables)
         device = try DeviceOptions(arguments, variables: variables, readsDeviceState: mode == .embedded)
     }
 }

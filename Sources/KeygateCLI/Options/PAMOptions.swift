@@ -25,13 +25,20 @@ struct PAMOptions: Sendable {
     var passphraseDescriptor: Int32?
     /// Never prompt.
     var noInteraction = false
+    /// The askpass program for prompts when there is no terminal: `KEYGATE_ASKPASS`, else
+    /// `SSH_ASKPASS` when a display is there (`DISPLAY` or `WAYLAND_DISPLAY`), as the library's
+    /// `Keychain.standard(application:)` does; nil when none is named.
+    var askpass: String?
 
     /// What every PAM service keygate may use is named with.
     static let servicePrefix = "keygate"
 
     /// Reads the group's options.
     /// - Throws: a usage error for a service not named `keygate…` or a descriptor that is no number.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
+    init(_ arguments: ParsedArguments, variables: EnvironmentVariables) throws(UsageError) {
+        var named: [String: String] = [:]
+        for name in AskpassPassphraseSource.variables { named[name] = variables[name] }
+        askpass = AskpassPassphraseSource.program(in: named)
         if let service = arguments.value(Self.passcodeService) {
             passcodeService = try Self.service(service, option: Self.passcodeService)
         }
@@ -63,12 +70,33 @@ struct PAMOptions: Sendable {
     }
 
     /// Where passphrases come from: the descriptor when given (it answers every PAM service),
-    /// else the terminal; nil with --no-interaction or when neither can be used, so a proof
-    /// must not be attempted.
+    /// else the terminal, else the askpass program the environment names (`KEYGATE_ASKPASS`, or
+    /// `SSH_ASKPASS` with a display: ``askpass``); nil with --no-interaction or when none can be
+    /// used, so a proof must not be attempted.
     func passphraseSource() -> (any PassphraseSource)? {
         if noInteraction { return nil }
         if let passphraseDescriptor { return FileDescriptorPassphraseSource(descriptor: passphraseDescriptor) }
-        return TerminalPassphraseSource.open()
+        if let terminal = TerminalPassphraseSource.open() { return terminal }
+        return askpass.map { AskpassPassphraseSource(program: $0) }
+    }
+
+    /// The services, for the owner of this process, whose failures are also counted in `ledger`.
+    func configuration(ledger: FileAttemptLedger?) -> PAMAuthenticator.Configuration {
+        .init(passcodeService: passcodeService, biometryService: biometryService, ledger: ledger)
+    }
+
+    /// Why `factor` cannot be proved through PAM here, when its service file is missing: the
+    /// service, where libpam looks, and how to install it.
+    func missingService(for factor: Factor) -> KeygateError? {
+        let configuration = configuration(ledger: nil)
+        guard let service = configuration.service(for: factor), configuration.serviceFile(for: factor) == nil
+        else { return nil }
+        let places = configuration.serviceDirectories.joined(separator: ", ")
+        return KeygateError(
+            .notAvailable,
+            "PAM service \(service) is not installed (no file in \(places)): install it with "
+                + "'sudo install -m 0644 Policies/pam.d/\(service) /etc/pam.d/' from the source tree "
+                + "(see Policies/pam.d/README.md)")
     }
 
     /// A PAM authenticator for the owner of this process with the configured services; its
@@ -76,8 +104,6 @@ struct PAMOptions: Sendable {
     func authenticator(source: any PassphraseSource, ledger: FileAttemptLedger) throws(KeygateError)
         -> PAMAuthenticator
     {
-        try PAMAuthenticator(
-            configuration: .init(passcodeService: passcodeService, biometryService: biometryService, ledger: ledger),
-            source: source)
+        try PAMAuthenticator(configuration: configuration(ledger: ledger), source: source)
     }
 }

@@ -42,14 +42,20 @@ public enum ProgramPathLint {
         for grant in document.grants {
             let at = grant.location ?? SourceLocation(file: "(json)", line: 0, column: 0)
             for program in grant.programs {
-                paths.append(Named(pattern: program, isExact: Glob(program).isExact, location: at, owner: .grant(accessGroup: grant.accessGroup)))
+                paths.append(
+                    Named(
+                        pattern: program, isExact: Glob(program).isExact, location: at,
+                        owner: .grant(accessGroup: grant.accessGroup)))
             }
         }
         for rule in document.rules {
             let at = rule.location ?? SourceLocation(file: "(json)", line: 0, column: 0)
             for selector in rule.selectors where selector.field == .program {
                 for program in selector.patterns {
-                    paths.append(Named(pattern: program, isExact: Glob(program).isExact, location: at, owner: .rule(name: rule.name)))
+                    paths.append(
+                        Named(
+                            pattern: program, isExact: Glob(program).isExact, location: at,
+                            owner: .rule(name: rule.name)))
                 }
             }
         }
