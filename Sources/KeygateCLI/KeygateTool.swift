@@ -86,7 +86,8 @@ public enum KeygateTool {
                 return .success
             }
             guard let found = commands.first(where: { $0.configuration.name == name }) else {
-                throw UsageError("unknown command '\(name)'")
+                let near = ParsedArguments.nearest(name, in: commands.map { $0.configuration.name })
+                throw UsageError("unknown command '\(name)'" + (near.map { "; did you mean '\($0)'?" } ?? ""))
             }
             entry = found
             // `keygate --help get …` shows get's help; it never runs the command.

@@ -29,6 +29,32 @@ import Testing
         }
     }
 
+    /// A usage error shows the command's usage lines only (not its whole help), suggests the
+    /// nearest option or command, and says where a global option given after the command goes.
+    @Test func usageErrorsAreShortSuggestAndPlaceGlobalOptions() throws {
+        for (arguments, message) in [
+            (
+                ["get", "--servce", "s", "-a", "a"],
+                "keygate: unknown option '--servce'; did you mean '--service'? (errSecParam -50)"
+            ),
+            (["lst"], "keygate: unknown command 'lst'; did you mean 'list'? (errSecParam -50)"),
+            (
+                ["prove", "--factor", "passcode", "--passphrase-fd", "0"],
+                "keygate: --passphrase-fd is a global option: put it before the command "
+                    + "(keygate --passphrase-fd … <command> …) (errSecParam -50)"
+            ),
+            (["get", "--zzzzzz"], "keygate: unknown option '--zzzzzz' (errSecParam -50)"),
+        ] {
+            let result = try KeygateBinary.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.lastErrorLine == message, "\(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count <= 5, "the whole help was printed: \(result.stderr)")
+            #expect(lines.first?.hasPrefix("usage: keygate") == true)
+            #expect(result.stderr.contains("(add --help for the whole help)"))
+        }
+    }
+
     @Test func globalHelpBeforeACommandNeverRunsIt() throws {
         let world = try CLIWorld(password: nil)
         #expect(try world.add("api", "me", Data("do-not-print".utf8)).status == 0)

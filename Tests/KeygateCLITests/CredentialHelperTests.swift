@@ -86,6 +86,40 @@ import Testing
         #expect(try world.run(["list"]).stdoutText.isEmpty)
     }
 
+    /// git ignores what a helper's `store` returns (`git credential approve` exits 0 whatever
+    /// happens), so a rotated token that cannot be stored (a protected credential, no terminal to
+    /// prove on) must not be lost unnoticed: the helper says on standard error, which git shows,
+    /// that it was not stored and why, the old credential stays, and the trail has the refusal.
+    @Test func aCredentialThatCannotBeStoredIsSaidThroughGitAndAudited() throws {
+        let world = try CLIWorld()
+        let helpers = try Helpers()
+        let protected = "keygate --access-control devicePasscode"
+        let old = "protocol=https\nhost=git.example.com\nusername=bob\npassword=old-t0ken\n\n"
+        #expect(try Self.git("approve", old, helper: protected, world: world, helpers: helpers).status == 0)
+        let rotated = "protocol=https\nhost=git.example.com\nusername=bob\npassword=new-t0ken\n\n"
+        let result = try Self.git("approve", rotated, helper: protected, world: world, helpers: helpers)
+        #expect(result.status == 0, "git approve exits 0 whatever the helper did")
+        #expect(
+            result.stderr.contains(
+                "keygate: the new credential for git:https://git.example.com (bob) was NOT stored (nothing was changed):"
+            ),
+            "\(result.stderr)")
+        #expect(result.stderr.contains("errSecInteractionNotAllowed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("new-t0ken") && !result.stderr.contains("old-t0ken"))
+        // The old one is still there, unchanged.
+        let fill = try Self.git(
+            "fill", "protocol=https\nhost=git.example.com\n\n", helper: "keygate --passphrase-fd 3",
+            passphrase: "s3cret\n",
+            world: world, helpers: helpers)
+        #expect(fill.stdoutText.contains("password=old-t0ken\n"), "\(fill.stderr)")
+        let trail = (try? String(contentsOfFile: world.audit, encoding: .utf8)) ?? ""
+        let refusals = trail.split(separator: "\n").filter {
+            $0.contains("\"op\": \"update\"") && $0.contains("\"decision\": \"deny\"")
+                && $0.contains("git:https://git.example.com")
+        }
+        #expect(refusals.count == 1, "\(trail)")
+    }
+
     /// A local HTTP server with basic auth in front of `git http-backend`, on 127.0.0.1.
     static let gitServer = #"""
         import base64, http.server, os, subprocess, sys

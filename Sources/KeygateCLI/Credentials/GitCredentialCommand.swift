@@ -58,7 +58,18 @@ struct GitCredentialCommand: Command {
         try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
             switch action {
             case "get": try await get(credential, service: service, session: session, context)
-            case "store": try await store(credential, service: service, session: session, context)
+            case "store":
+                do throws(KeygateError) {
+                    try await store(credential, service: service, session: session, context)
+                } catch {
+                    // git ignores a store's outcome (approve exits 0): say plainly that nothing
+                    // changed, on standard error, which git shows.
+                    let who = credential.username.map { " (\($0))" } ?? ""
+                    throw KeygateError(
+                        error.status,
+                        "the new credential for \(service)\(who) was NOT stored (nothing was changed): \(error.message)",
+                        cause: error.cause)
+                }
             default: try await erase(credential, service: service, session: session)
             }
         }

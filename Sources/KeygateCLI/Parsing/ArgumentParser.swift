@@ -28,8 +28,13 @@ struct ParsedArguments {
     /// Reads `words` against `options`. Stops at the first positional when `stopAtPositional`
     /// (so global options can be read before the command name). Unless help is asked for, every
     /// required option must be present.
-    init(_ words: ArraySlice<String>, options: [OptionSpec], stopAtPositional: Bool = false) throws(UsageError) {
-        try read(words, options: options, stopAtPositional: stopAtPositional)
+    /// `elsewhere`: options that belong before the command (the global ones), named as such
+    /// when given after it.
+    init(
+        _ words: ArraySlice<String>, options: [OptionSpec], stopAtPositional: Bool = false,
+        elsewhere: [OptionSpec] = []
+    ) throws(UsageError) {
+        try read(words, options: options, stopAtPositional: stopAtPositional, elsewhere: elsewhere)
         guard !wantsHelp else { return }
         for option in options where option.isRequired && values[option.name] == nil {
             throw UsageError("missing required option '\(option.spelling)'")
@@ -37,7 +42,7 @@ struct ParsedArguments {
     }
 
     private mutating func read(
-        _ words: ArraySlice<String>, options: [OptionSpec], stopAtPositional: Bool
+        _ words: ArraySlice<String>, options: [OptionSpec], stopAtPositional: Bool, elsewhere: [OptionSpec]
     ) throws(UsageError) {
         var index = words.startIndex
         while index < words.endIndex {
@@ -60,7 +65,13 @@ struct ParsedArguments {
                     name = String(name[..<equals])
                 }
                 guard let declared = options.first(where: { $0.name == name }) else {
-                    throw UsageError("unknown option '--\(name)'")
+                    if let global = elsewhere.first(where: { $0.name == name }) {
+                        throw UsageError(
+                            "\(global.spelling) is a global option: put it before the command "
+                                + "(keygate \(global.spelling)\(global.takesValue ? " …" : "") <command> …)")
+                    }
+                    let near = Self.nearest(name, in: options.map(\.name)).map { "; did you mean '--\($0)'?" } ?? ""
+                    throw UsageError("unknown option '--\(name)'\(near)")
                 }
                 option = declared
             } else if word.hasPrefix("-"), word.count > 1 {
@@ -99,6 +110,29 @@ struct ParsedArguments {
                 flags.insert(option.name)
             }
         }
+    }
+
+    /// The name among `names` closest to `word` (at most two edits away, or one that `word` is the
+    /// start of), for a "did you mean"; nil when none is that close.
+    static func nearest(_ word: String, in names: [String]) -> String? {
+        if let prefixed = names.filter({ $0.hasPrefix(word) }).first, !word.isEmpty { return prefixed }
+        let scored = names.map { ($0, editDistance(Array(word.utf8), Array($0.utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= min(2, max(1, word.count / 3)) else { return nil }
+        return best.0
+    }
+
+    /// The Levenshtein distance between `a` and `b`.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + [Int](repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     // MARK: - Typed values

@@ -93,7 +93,8 @@ extension Command {
     /// Reads `words` against the configuration's options.
     static func parse(_ words: ArraySlice<String>) throws(ParseFailure) -> ParseOutcome {
         do throws(UsageError) {
-            let arguments = try ParsedArguments(words, options: configuration.options)
+            let arguments = try ParsedArguments(
+                words, options: configuration.options, elsewhere: GlobalOptions.options)
             if arguments.wantsHelp { return .help(configuration.help) }
             if let maximum = configuration.maximumPositionals { try arguments.expectPositionals(atMost: maximum) }
             return .command(try Self(parsing: arguments))

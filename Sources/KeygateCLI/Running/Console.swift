@@ -33,8 +33,12 @@ struct Console: Sendable {
     // MARK: - Failures
 
     /// Reports a usage error (exit 2): the usage of the command that refused it, then the message.
+    /// Reports a usage error: the usage lines of `help` (its first paragraph), where the rest is,
+    /// then `keygate: message (errSecParam -50)` as the last line.
     func fail(usage error: UsageError, help: String) -> ExitStatus {
-        errBlock(help)
+        let usage = help.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }
+        errBlock(usage.joined(separator: "\n"))
+        err("(add --help for the whole help)")
         err("keygate: \(error.message) (\(KeygateStatus.param))")
         return .usage
     }
