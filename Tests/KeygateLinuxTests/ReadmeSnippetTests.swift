@@ -25,7 +25,8 @@ import Testing
         /// The tools version a manifest block declares (`6.2`).
         var toolsVersion: String? {
             guard isManifest, let first = code.split(separator: "\n").first else { return nil }
-            let version = first.dropFirst("// swift-tools-version:".count).prefix { $0.isNumber || $0 == "." }
+            let version = first.dropFirst("// swift-tools-version:".count).drop { $0 == " " }
+                .prefix { $0.isNumber || $0 == "." }
             return version.isEmpty ? nil : String(version)
         }
 
@@ -108,6 +109,7 @@ import Testing
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
+    /// The README's text.
     static func readme() throws -> String {
         try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
     }
