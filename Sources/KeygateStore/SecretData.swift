@@ -49,7 +49,7 @@ public final class SecretData: @unchecked Sendable, Equatable, CustomStringConve
         body(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
     }
 
-    /// `count` random bytes from libsodium, kept as a key (``init(keyCount:filling:)``).
+    /// `count` random bytes from libsodium, kept as a key (the internal `init(keyCount:filling:)`).
     public static func random(count: Int) -> SecretData {
         Sodium.initialize()
         return SecretData(keyCount: count) { buffer in

@@ -267,7 +267,7 @@ import Testing
         #expect(try Self.listedAccounts(world) == [#"a\u00e9"#])
     }
 
-    /// Keygate's choice (README): names are kept as given, never normalised, so the NFC and
+    /// Keygate's choice ("Apple behaviour and our choices"): names are kept as given, never normalised, so the NFC and
     /// NFD forms of a name are two items, as on Apple; `list` escapes non-ASCII characters
     /// so the two entries look different, and each form reads its own value.
     @Test func nfcAndNfdNamesAreTwoVisiblyDifferentItems() throws {

@@ -83,7 +83,7 @@ import Testing
     }
 
     /// A cut-back with a consistent head is caught once it goes below the anchor; records past
-    /// the anchor are guarded by the head alone (what the README says).
+    /// the anchor are guarded by the head alone (what the DocC article "The audit trail" says).
     @Test func aCutBackBelowTheAnchorIsRefused() throws {
         let world = try World()
         let store = try SQLiteItemStore(path: world.database)

@@ -2,7 +2,7 @@ import Keygate
 import KeygateTesting
 import Testing
 
-/// The README's "complete test in a dozen lines", kept compiling and passing.
+/// The README's test example, run as printed there (`ReadmeSnippetTests` finds it here word for word).
 @Test func lockedReadsAreRefusedNotMissing() async throws {
     let device = SimulatedDevice(), audit = AuditRecorder(), auth = ScriptedAuthenticator()
     let keychain = Keychain(

@@ -5,7 +5,7 @@ import Testing
 /// Biometry through the daemon (issue 15 point 3): a `biometryAny` / `biometryCurrentSet` item
 /// is proved by PAM service `keygate-biometry` for the peer's account, relayed like the
 /// passcode, with the enrolled set read from the daemon's `enrollment-file`; the statuses are
-/// embedded mode's (spec §3, README "Behaviour where Apple is silent").
+/// embedded mode's (spec §3, the DocC article "Apple behaviour and our choices").
 @Suite struct BiometryRelayTests {
     let a = DaemonFixture.userA
 
@@ -37,8 +37,8 @@ import Testing
             proofs.allSatisfy { $0.fields["pamService"] as? String == "keygate-biometry" }, "\(shown.map(\.fields))")
     }
 
-    /// Spec §3 ("What invalidates it" / "What SecItemCopyMatching returns afterwards"), README
-    /// "`biometryCurrentSet` after an enrollment change": the item is errSecItemNotFound and
+    /// Spec §3 ("What invalidates it" / "What SecItemCopyMatching returns afterwards"), "Apple
+    /// behaviour and our choices", "`biometryCurrentSet` after an enrollment change": the item is errSecItemNotFound and
     /// removed, with no prompt; a `biometryAny` item survives the change.
     @Test func anEnrollmentChangeInvalidatesCurrentSetItemsAsInEmbeddedMode() throws {
         let world = try BiometryFixture()
@@ -70,7 +70,7 @@ import Testing
     }
 
     /// Spec §3 "Add with no biometry enrolled" (→ errSecAuthFailed, the failed bind step), and
-    /// README: a read that needs biometry while none is enrolled is errSecAuthFailed without a
+    /// keygated(8): a read that needs biometry while none is enrolled is errSecAuthFailed without a
     /// prompt, and no `biometryCurrentSet` item is removed on it.
     @Test func withoutEnrollmentBiometryIsErrSecAuthFailedAndNothingIsRemoved() throws {
         let world = try BiometryFixture()

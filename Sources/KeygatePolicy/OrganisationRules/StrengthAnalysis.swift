@@ -72,7 +72,7 @@ public enum StrengthAnalysis {
     public static func allows(_ control: AccessControl, in situation: Situation) -> Bool {
         if control.isPrivateKeyUsage { return false }
         // Without a passcode the class keys are not protected by one: `ak`/`aku` stay available
-        // while locked and `ck`/`cku` before the first unlock (README, "our choices").
+        // while locked and `ck`/`cku` before the first unlock ("Apple behaviour and our choices").
         let unlocked = situation.unlocked || !situation.passcodeSet
         let unlockedSinceBoot = situation.unlockedSinceBoot || !situation.passcodeSet
         let classOK: Bool =
