@@ -114,8 +114,9 @@ docs: deps
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
 
-# `make bench`: one table, every benchmark beside its baseline measured in the same run
-# (Benchmarks/RESULTS.md). BENCH_SCALE=full (the default, about 10 minutes; the first run also
+# `make bench`: one table, every benchmark beside its baseline measured in the same run, written
+# to Benchmarks/RESULTS.md with the machine, date and commit, and checked against
+# Benchmarks/thresholds.tsv: a ratio above its bound fails the run (Benchmarks/METHOD.md). BENCH_SCALE=full (the default, about 10 minutes; the first run also
 # builds the cached stores under .build/bench-cache) or tiny (each benchmark once, as make test
 # runs it). As root it first installs the tools of the comparison rows; without them those
 # rows say "not installed".
@@ -135,7 +136,9 @@ bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygated
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-bench
-	.build/release/keygate-bench --scale $(BENCH_SCALE) --keygate .build/release/keygate
+	.build/release/keygate-bench --scale $(BENCH_SCALE) --keygate .build/release/keygate \
+	  --thresholds Benchmarks/thresholds.tsv --results Benchmarks/RESULTS.md \
+	  --commit "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 # The shipped organisation policies: validate them and run their policy test files.
 policy-test:

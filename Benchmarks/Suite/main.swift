@@ -3,7 +3,10 @@
 //
 //     make bench                    # BENCH_SCALE=full (default) or tiny
 //     .build/release/keygate-bench [--scale tiny|quick|full] [--keygate PATH] [--markdown FILE]
+//                                  [--thresholds FILE] [--results FILE] [--commit ID]
 //
+// --thresholds checks the table against a thresholds file (Thresholds.swift) and exits 1 when a
+// bound is not met; --results writes the results page (ResultsPage.swift).
 // Sections can be picked with --only evaluator,reads,adds,pam,process,broker (default: all). The
 // program starts itself again for the multi-process rows (`keygate-bench worker …`).
 
@@ -75,11 +78,28 @@ do {
 removeInstalledCopies()
 
 let markdown = table.markdown()
+let seconds = now() - started
 print(markdown)
 print(
-    "\nScale \(scale.name), \(format(now() - started, digits: 0)) s. Ratios are ours ÷ baseline (for rates, baseline ÷ ours)."
+    "\nScale \(scale.name), \(format(seconds, digits: 0)) s. Ratios are ours ÷ baseline (for rates, baseline ÷ ours)."
 )
 if let file = option("--markdown") {
     _ = FileManager.default.createFile(atPath: file, contents: Data((markdown + "\n").utf8))
 }
-exit(lostWrites ? 1 : 0)
+var report: ThresholdReport?
+if let file = option("--thresholds") {
+    do {
+        report = ThresholdReport(rows: table.rows, thresholds: try Threshold.read(file))
+    } catch {
+        FileHandle.standardError.write("keygate-bench: \(error)\n")
+        exit(2)
+    }
+    print("\nThresholds (\(file)):")
+    for line in report!.lines { print("  " + line) }
+}
+if let file = option("--results") {
+    let page = ResultsPage.markdown(
+        table: table, scale: scale.name, seconds: seconds, commit: option("--commit"), report: report)
+    _ = FileManager.default.createFile(atPath: file, contents: Data(page.utf8))
+}
+exit(lostWrites || report?.failed == true ? 1 : 0)
