@@ -124,10 +124,12 @@ let package = Package(
         .testTarget(name: "KeygatePAMTests", dependencies: ["KeygatePAM", "KeygateTesting"]),
         .testTarget(
             name: "KeygateLinuxTests",
-            dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient", "CCommandLine"]),
+            dependencies: ["KeygateLinux", "KeygateTesting", "KeygateClient", "KeygateProtocol", "CCommandLine"]),
         .testTarget(
             name: "KeygateCLITests",
-            dependencies: ["KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "keygate"]),
+            dependencies: [
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "KeygateProtocol", "keygate",
+            ]),
         .testTarget(
             name: "KeygateProtocolTests",
             dependencies: ["KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting"]),

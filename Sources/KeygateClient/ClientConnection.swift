@@ -213,7 +213,8 @@ final class ClientConnection: Sendable {
         let nonce: [UInt8]
         switch challenge {
         case .challenge(let sent): nonce = sent
-        case .error(let status, let message): throw KeygateError(KeygateStatus(rawValue: status), message)
+        case .error(let status, let message, let cause):
+            throw KeygateError(KeygateStatus(rawValue: status), message, cause: cause)
         default: throw KeygateError(.notAvailable, "keygated at \(path) began with \(challenge.type), not a challenge")
         }
         try socket.send(
@@ -228,8 +229,8 @@ final class ClientConnection: Sendable {
                 $0.daemonVersion = version
             }
             return socket
-        case .error(let status, let message):
-            throw KeygateError(KeygateStatus(rawValue: status), message)
+        case .error(let status, let message, let cause):
+            throw KeygateError(KeygateStatus(rawValue: status), message, cause: cause)
         default:
             throw KeygateError(.notAvailable, "keygated at \(path) answered hello with \(reply.type)")
         }

@@ -26,10 +26,9 @@ final class ClientSocket: @unchecked Sendable {
     ///   accepted in time.
     init(path: String, timeout: Double) throws(KeygateError) {
         self.path = path
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !path.isEmpty, path.utf8.count < capacity, !path.utf8.contains(0) else {
-            throw KeygateError(.param, "socket path '\(path)' must be 1 to \(capacity - 1) bytes without NUL")
+        guard let address = UnixSocketAddress(path: path) else {
+            throw KeygateError(
+                .param, "socket path '\(path)' must be 1 to \(UnixSocketAddress.maximumPathLength) bytes without NUL")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -39,16 +38,7 @@ final class ClientSocket: @unchecked Sendable {
         let seconds = max(timeout, 0.001)
         var limit = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
+        guard address.connect(fd) == 0 else {
             let cause = errno
             close(fd)
             throw KeygateError(.notAvailable, "keygated at \(path) is not available: \(Self.reason(cause))")

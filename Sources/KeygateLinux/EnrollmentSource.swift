@@ -27,11 +27,9 @@ enum EnrollmentSource {
     static let maximumFileBytes = 1 << 20
 
     /// Reads the configured source once; fprintd is asked about `user`'s fingers (a uid).
-    static func read(environment: [String: String], user: uid_t) -> Reading {
-        if let path = environment["KEYGATE_ENROLLMENT_FILE"], !path.isEmpty {
-            return file(path)
-        }
-        return FprintdEnrollment.read(environment: environment, user: user)
+    static func read(sources: DeviceSources, user: uid_t) -> Reading {
+        if let path = sources.enrollmentFile { return file(path) }
+        return FprintdEnrollment.read(bus: sources.busAddress, user: user)
     }
 
     /// The enrollment file: one template id a line, `#` starts a comment line. It is opened

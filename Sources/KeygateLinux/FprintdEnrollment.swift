@@ -17,21 +17,17 @@ enum FprintdEnrollment {
         "org.freedesktop.DBus.Error.UnknownObject",
     ]
 
-    /// The enrolled set as fprintd on the bus named by `DBUS_SYSTEM_BUS_ADDRESS` (else the system
-    /// bus) tells it for `user` (a uid: the process owner in embedded mode, the caller in keygated,
+    /// The enrolled set as fprintd on the bus at `address` tells it for `user` (a uid: the process owner in embedded mode, the caller in keygated,
     /// never the daemon's own root). Only a non-empty set is `.enrolled`; no bus,
     /// no fprintd, no reader or no finger is unavailable without a warning, and a bus or fprintd
     /// that fails or does not answer in time is unavailable with one.
-    static func read(environment: [String: String], user uid: uid_t, timeout: UInt64 = timeoutMicroseconds)
+    static func read(bus address: String, user uid: uid_t, timeout: UInt64 = timeoutMicroseconds)
         -> EnrollmentSource.Reading
     {
         // getpwuid_r: keygated asks from many threads.
         guard let user = try? ProcessOwner.userName(of: uid) else {
             return .unavailable(why: "no passwd entry for uid \(uid) to ask fprintd about")
         }
-        let address =
-            environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? LogindSession.defaultSystemBusAddress
         var answer = keygate_fprintd_answer()
         defer { keygate_fprintd_answer_free(&answer) }
         let result = keygate_fprintd_fingers(address, user, timeout, &answer)

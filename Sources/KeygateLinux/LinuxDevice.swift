@@ -35,7 +35,8 @@ public struct LinuxDevice: DeviceStateSource {
     public let proofRecords: ProofRecords?
     /// The failure ledger shared by every keychain over this device, when one was given.
     public let attemptLedger: (any AttemptLedger)?
-    private let environment: [String: String]
+    /// The session, bus and enrollment file the state is read from.
+    public let sources: DeviceSources
     /// Whose fingers fprintd is asked about; nil: this process's effective user.
     private let enrollmentUser: UInt32?
     private let onWarning: @Sendable (String) -> Void
@@ -43,10 +44,15 @@ public struct LinuxDevice: DeviceStateSource {
     /// The lock-state question sent before the device was made (`askedAhead`), for the first snapshot.
     private let lockQuestion: LogindSession.Question?
 
-    /// The environment variables a device reads (see ``init(mode:proofRecords:attemptLedger:environment:enrollmentUser:logindTimeout:onWarning:askedAhead:)``).
-    public static let variables = ["XDG_SESSION_ID", "DBUS_SYSTEM_BUS_ADDRESS", "KEYGATE_ENROLLMENT_FILE"]
+    /// The environment variables a device made from an environment reads (``DeviceSources/init(environment:)``).
+    public static let variables = DeviceSources.variables
 
-    /// A device read afresh at every ``snapshot()`` (each keychain call reads it once).
+    /// The system bus's address when none is named.
+    public static let defaultSystemBusAddress = LogindSession.defaultSystemBusAddress
+
+    /// A device read afresh at every ``snapshot()`` (each keychain call reads it once), from the
+    /// sources `environment` names (``DeviceSources/init(environment:)``): for a process that
+    /// describes itself, as the CLI and an app do.
     /// - Parameters:
     ///   - mode: where the lock state comes from.
     ///   - proofRecords: where a proof during this boot was recorded (unlocked since boot).
@@ -54,8 +60,7 @@ public struct LinuxDevice: DeviceStateSource {
     ///   - environment: `XDG_SESSION_ID`, `DBUS_SYSTEM_BUS_ADDRESS` (the system bus when unset),
     ///     and `KEYGATE_ENROLLMENT_FILE` are read from it.
     ///   - enrollmentUser: the uid whose enrolled fingers fprintd is asked about; nil (the
-    ///     default) is this process's effective user, right in embedded mode. A broker serving
-    ///     other users passes the caller's uid as the kernel gave it, never its own.
+    ///     default) is this process's effective user.
     ///   - logindTimeout: how long the whole question to logind may take before the state
     ///     counts as locked (default 250 ms).
     ///   - onWarning: told what could not be read (an unusable enrollment source, a lock state
@@ -71,11 +76,28 @@ public struct LinuxDevice: DeviceStateSource {
         onWarning: @escaping @Sendable (String) -> Void = { _ in },
         askedAhead: AskedLockState? = nil
     ) {
+        self.init(
+            mode: mode, sources: DeviceSources(environment: environment), proofRecords: proofRecords,
+            attemptLedger: attemptLedger, enrollmentUser: enrollmentUser, logindTimeout: logindTimeout,
+            onWarning: onWarning, askedAhead: askedAhead)
+    }
+
+    /// A device read afresh at every ``snapshot()`` from `sources` as given: for a broker, which
+    /// names its caller's session as the kernel reported it and its own bus, and reads no
+    /// environment of the caller's. `enrollmentUser` is then the caller's uid (fprintd is asked
+    /// about its fingers, never the daemon's own). The other parameters are as for
+    /// ``init(mode:proofRecords:attemptLedger:environment:enrollmentUser:logindTimeout:onWarning:askedAhead:)``.
+    public init(
+        mode: Mode, sources: DeviceSources, proofRecords: ProofRecords? = nil,
+        attemptLedger: (any AttemptLedger)? = nil, enrollmentUser: UInt32? = nil,
+        logindTimeout: Duration = .milliseconds(250), onWarning: @escaping @Sendable (String) -> Void = { _ in },
+        askedAhead: AskedLockState? = nil
+    ) {
         self.logindTimeoutMicroseconds = Self.microseconds(logindTimeout)
         self.mode = mode
         self.proofRecords = proofRecords
         self.attemptLedger = attemptLedger
-        self.environment = environment
+        self.sources = sources
         self.enrollmentUser = enrollmentUser
         self.onWarning = onWarning
         self.lockQuestion = mode == .logind ? askedAhead?.question : nil
@@ -92,7 +114,8 @@ public struct LinuxDevice: DeviceStateSource {
     ) -> AskedLockState {
         guard mode == .logind else { return AskedLockState(question: nil) }
         return AskedLockState(
-            question: LogindSession.Question.ask(environment: environment, timeout: microseconds(logindTimeout)))
+            question: LogindSession.Question.ask(
+                sources: DeviceSources(environment: environment), timeout: microseconds(logindTimeout)))
     }
 
     /// A lock-state question sent ahead of need (``askLockState(mode:environment:logindTimeout:)``).
@@ -111,6 +134,13 @@ public struct LinuxDevice: DeviceStateSource {
     /// The state now; the enrolled set (a file, or fprintd over D-Bus) is read only when
     /// `readingBiometry` is true, else biometry counts as unavailable.
     public func snapshot(readingBiometry: Bool) -> DeviceSnapshot {
+        let enrollment = readingBiometry ? enrolledSet() : nil
+        return DeviceSnapshot(device: deviceState(), biometryAvailable: enrollment != nil, enrollment: enrollment)
+    }
+
+    /// The lock state now (logind asked in ``Mode/logind``), and whether the device has been
+    /// unlocked since boot; the passcode always counts as set.
+    public func deviceState() -> DeviceState {
         let locked: Bool
         switch mode {
         case .unlocked: locked = false
@@ -118,21 +148,19 @@ public struct LinuxDevice: DeviceStateSource {
         case .logind: locked = logindLocked()
         }
         let bootRecorded = proofRecords?.bootRecorded ?? false
-        let enrollment: EnrollmentSetHash?
-        switch readingBiometry
-            ? EnrollmentSource.read(environment: environment, user: enrollmentUser ?? geteuid())
-            : .unavailable(why: nil)
-        {
+        return DeviceState(isLocked: locked, hasBeenUnlockedSinceBoot: !locked || bootRecorded, isPasscodeSet: true)
+    }
+
+    /// The enrolled set now (the enrollment file, or fprintd over D-Bus); nil when biometry
+    /// cannot be used (and `onWarning` says why, when something went wrong).
+    public func enrolledSet() -> EnrollmentSetHash? {
+        switch EnrollmentSource.read(sources: sources, user: enrollmentUser ?? geteuid()) {
         case .enrolled(let hash):
-            enrollment = hash
+            return hash
         case .unavailable(let why):
-            enrollment = nil
             if let why { onWarning("\(why); biometry is unavailable") }
+            return nil
         }
-        return DeviceSnapshot(
-            device: DeviceState(
-                isLocked: locked, hasBeenUnlockedSinceBoot: !locked || bootRecorded, isPasscodeSet: true),
-            biometryAvailable: enrollment != nil, enrollment: enrollment)
     }
 
     /// True when this process's logind session says it is locked. No session, or no logind
@@ -140,7 +168,7 @@ public struct LinuxDevice: DeviceStateSource {
     /// read counts as locked, and says so through `onWarning`.
     private func logindLocked() -> Bool {
         switch LogindSession.lockState(
-            environment: environment, askedAhead: lockQuestion, timeout: logindTimeoutMicroseconds)
+            sources: sources, askedAhead: lockQuestion, timeout: logindTimeoutMicroseconds)
         {
         case .noSession, .unlocked: return false
         case .locked: return true

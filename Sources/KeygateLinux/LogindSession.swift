@@ -40,17 +40,15 @@ enum LogindSession {
     /// systemd, whose logind service file runs `/bin/false`): no logind either.
     static let activationFailurePrefix = "org.freedesktop.DBus.Error.Spawn."
 
-    /// The session named by `XDG_SESSION_ID` in `environment` and the bus named by its
-    /// `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus); nil outside a session.
-    static func target(_ environment: [String: String]) -> (session: String, address: String)? {
-        guard let session = environment["XDG_SESSION_ID"], !session.isEmpty else { return nil }
-        let address = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        return (session, address ?? defaultSystemBusAddress)
+    /// The session of `sources` and its bus; nil outside a session.
+    static func target(_ sources: DeviceSources) -> (session: String, address: String)? {
+        guard let session = sources.session else { return nil }
+        return (session, sources.busAddress)
     }
 
-    /// The lock state of the session and bus ``target(_:)`` names in `environment`.
-    static func lockState(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> LockState {
-        guard let (session, address) = target(environment) else { return .noSession }
+    /// The lock state of the session and bus of `sources`.
+    static func lockState(sources: DeviceSources, timeout: UInt64 = timeoutMicroseconds) -> LockState {
+        guard let (session, address) = target(sources) else { return .noSession }
         return lockState(session: session, address: address, timeout: timeout)
     }
 
@@ -95,12 +93,10 @@ extension LogindSession {
             pending = Mutex(question)
         }
 
-        /// Sends the question for the session named by `XDG_SESSION_ID` in `environment` on the
-        /// bus named by its `DBUS_SYSTEM_BUS_ADDRESS` (else the system bus), connecting and
-        /// writing within `timeout` µs; nil without a session, or for a bus that cannot be asked
-        /// ahead.
-        static func ask(environment: [String: String], timeout: UInt64 = timeoutMicroseconds) -> Question? {
-            guard let (session, address) = target(environment) else { return nil }
+        /// Sends the question for the session of `sources` on its bus, connecting and writing
+        /// within `timeout` µs; nil without a session, or for a bus that cannot be asked ahead.
+        static func ask(sources: DeviceSources, timeout: UInt64 = timeoutMicroseconds) -> Question? {
+            guard let (session, address) = target(sources) else { return nil }
             let askedAt = keygate_bus_now_usec()
             var question = keygate_logind_question()
             guard keygate_logind_ask(address, session, timeout, &question) == 1 else { return nil }
@@ -130,10 +126,10 @@ extension LogindSession {
         deinit { pending.withLock { keygate_logind_forget(&$0) } }
     }
 
-    /// The answer `question` holds for the session and bus of `environment` (see
+    /// The answer `question` holds for the session and bus of `sources` (see
     /// ``Question/take(session:address:timeout:)``), else the lock state asked now.
-    static func lockState(environment: [String: String], askedAhead question: Question?, timeout: UInt64) -> LockState {
-        guard let (session, address) = target(environment) else { return .noSession }
+    static func lockState(sources: DeviceSources, askedAhead question: Question?, timeout: UInt64) -> LockState {
+        guard let (session, address) = target(sources) else { return .noSession }
         if let answer = question?.take(session: session, address: address, timeout: timeout) { return answer }
         return lockState(session: session, address: address, timeout: timeout)
     }

@@ -57,7 +57,23 @@ extension Message {
             guard let style = PromptStyle(rawValue: raw) else { throw .malformed("style: unknown prompt style \(raw)") }
             return .prompt(style: style, text: try r.string("text"))
         case .error:
-            return .error(status: try r.int32("status"), message: try r.string("message"))
+            return .error(
+                status: try r.int32("status"), message: try r.string("message"),
+                cause: try r.optional("cause") { r throws(ProtocolError) in try cause(&r) })
+        }
+    }
+
+    /// An error's cause: a kind byte (``CauseKind``), then its fields.
+    private static func cause(_ r: inout WireReader) throws(ProtocolError) -> KeygateError.Cause {
+        let raw = try r.byte("cause")
+        switch CauseKind(rawValue: raw) {
+        case .sqlite: return .sqlite(SQLiteResultCode(rawValue: try r.int32("cause.sqlite")))
+        case .pam: return .pam(try r.int32("cause.pam"))
+        case .errno: return .errno(try r.int32("cause.errno"))
+        case .sodium:
+            return .sodium(function: try r.string("cause.sodium.function"), result: try r.int32("cause.sodium.result"))
+        case .condition: return .condition(KeygateError.Condition(rawValue: try r.string("cause.condition")))
+        case nil: throw .malformed("cause: unknown kind \(raw)")
         }
     }
 

@@ -81,9 +81,32 @@ extension Message {
         case .prompt(let style, let text):
             w.byte(style.rawValue)
             w.string(text)
-        case .error(let status, let message):
+        case .error(let status, let message, let cause):
             w.int32(status)
             w.string(message)
+            w.optional(cause) { w, cause in Self.encode(cause, &w) }
+        }
+    }
+
+    /// An error's cause: its kind byte (``CauseKind``), then its fields.
+    private static func encode(_ cause: KeygateError.Cause, _ w: inout WireWriter) {
+        switch cause {
+        case .sqlite(let code):
+            w.byte(CauseKind.sqlite.rawValue)
+            w.int32(code.rawValue)
+        case .pam(let status):
+            w.byte(CauseKind.pam.rawValue)
+            w.int32(status)
+        case .errno(let code):
+            w.byte(CauseKind.errno.rawValue)
+            w.int32(code)
+        case .sodium(let function, let result):
+            w.byte(CauseKind.sodium.rawValue)
+            w.string(function)
+            w.int32(result)
+        case .condition(let condition):
+            w.byte(CauseKind.condition.rawValue)
+            w.string(condition.rawValue)
         }
     }
 

@@ -54,8 +54,11 @@ public enum Message: Sendable, Equatable {
     case auditVerified(records: UInt64, problem: String?)
     /// Daemon: show this PAM message; answer with ``promptAnswer(_:)`` under the same request id.
     case prompt(style: PromptStyle, text: String)
-    /// Daemon: the request (or, with request id 0, the connection) failed with this OSStatus.
-    case error(status: Int32, message: String)
+    /// Daemon: the request (or, with request id 0, the connection) failed with this OSStatus,
+    /// message and cause: the `KeygateError` the facade threw, whole, so a client raises the
+    /// same error, its cause included (`catch KeygateError.Condition.racingWriter` matches
+    /// through the daemon as it does embedded).
+    case error(status: Int32, message: String, cause: KeygateError.Cause? = nil)
 
     /// The message type byte.
     public var type: MessageType {
@@ -85,14 +88,14 @@ public enum Message: Sendable, Equatable {
 
     /// An error message carrying `error`'s status, as the facade would have thrown it.
     public init(_ error: KeygateError) {
-        self = .error(status: error.status.rawValue, message: error.message)
+        self = .error(status: error.status.rawValue, message: error.message, cause: error.cause)
     }
 
     /// The `KeygateError` an error message stands for (nil for other messages), so a client
     /// raises what the embedded facade raises.
     public var keygateError: KeygateError? {
-        guard case .error(let status, let message) = self else { return nil }
-        return KeygateError(KeygateStatus(rawValue: status), message)
+        guard case .error(let status, let message, let cause) = self else { return nil }
+        return KeygateError(KeygateStatus(rawValue: status), message, cause: cause)
     }
 
     /// The frame for this message.

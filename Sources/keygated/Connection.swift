@@ -29,7 +29,7 @@ final class Connection: Sendable {
     private let wire: Wire
     private let relay: PromptRelay
     /// Set by hello, before any request can run (all on the connection's thread).
-    private let keychain = Mutex<Keychain?>(nil)
+    private let keychain = Mutex<CallerKeychain?>(nil)
     /// The nonce of this connection's challenge, which its hello must echo.
     private let nonce: [UInt8]
 
@@ -132,6 +132,8 @@ final class Connection: Sendable {
             PromptRelay.Scope(
                 requestID: requestID, reuseSeconds: RelayedRequest.reuseSeconds(message),
                 pidfd: pidfd))
+        // One view of the device for the whole request: the reuse check and the gate agree.
+        keychain.device.begin()
         let reply = handler.reply(to: message, keychain: keychain)
         let ending = relay.finish()
         let loss = relay.loss

@@ -16,16 +16,21 @@ enum RelayedRequest {
 
     /// The reply to send: `reply`, except that a cancel the daemon caused (no answer within
     /// `prompt-timeout`, no free prompt slot) is `errSecInteractionNotAllowed`, as Apple reports
-    /// a prompt that may not be shown.
+    /// a prompt that may not be shown, with the reason as its cause (``KeygateError/Condition/promptTimedOut``,
+    /// ``KeygateError/Condition/promptLimit``).
     static func final(_ reply: Message, ending: PromptRelay.Ending?, timeout: Int) -> Message {
-        guard let ending, case .error(let status, _) = reply, status == KeygateStatus.userCanceled.rawValue else {
+        guard let ending, case .error(let status, _, _) = reply, status == KeygateStatus.userCanceled.rawValue else {
             return reply
         }
-        let why =
+        let error =
             switch ending {
-            case .timedOut: "no answer to the prompt within \(timeout) s"
-            case .overLimit: "too many prompts are waiting; try again later"
+            case .timedOut:
+                KeygateError(
+                    .interactionNotAllowed, "no answer to the prompt within \(timeout) s", condition: .promptTimedOut)
+            case .overLimit:
+                KeygateError(
+                    .interactionNotAllowed, "too many prompts are waiting; try again later", condition: .promptLimit)
             }
-        return Message(KeygateError(.interactionNotAllowed, why))
+        return Message(error)
     }
 }

@@ -14,7 +14,7 @@ struct RequestHandler: Sendable {
     var relay: PromptRelay? = nil
 
     /// The reply to `hello`: this build's protocol when the client speaks it, and the keychain for its groups.
-    func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, Keychain?) {
+    func hello(minimum: UInt8, maximum: UInt8, accessGroups: [String]) -> (Message, CallerKeychain?) {
         guard (minimum...max(minimum, maximum)).contains(FrameLimits.version) else {
             return (
                 .error(
@@ -35,7 +35,8 @@ struct RequestHandler: Sendable {
     }
 
     /// The reply to a request after hello.
-    func reply(to message: Message, keychain: Keychain) -> Message {
+    func reply(to message: Message, keychain caller: CallerKeychain) -> Message {
+        let keychain = caller.keychain
         switch message {
         case .status:
             return .statusReply(
@@ -50,18 +51,18 @@ struct RequestHandler: Sendable {
             }
         case .copyMatching(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
                 return .items(try await keychain.copyMatching(query, context: context))
             }
         case .update(let query, let changes, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
                 try await keychain.update(query, changes: changes, context: context)
                 return .done
             }
         case .delete(let query, let reuseSeconds):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: keychain)
+                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
                 try await keychain.delete(query, context: context)
                 return .done
             }
@@ -80,11 +81,11 @@ struct RequestHandler: Sendable {
     /// The context holds the proofs the daemon remembers for the caller within that window
     /// (``DaemonAuthenticator/reuseContext(device:)``), so a request that may not prompt can
     /// still be served by them; nil (the keychain's own fresh context) when there are none.
-    private func proofContext(reuseSeconds: UInt32, keychain: Keychain) throws(KeygateError)
+    private func proofContext(reuseSeconds: UInt32, keychain: CallerKeychain) throws(KeygateError)
         -> AuthenticationContext?
     {
         try ReuseWindow.check(reuseSeconds)
-        return (keychain.authenticator as? DaemonAuthenticator)?.reuseContext(device: keychain.device)
+        return keychain.authenticator?.reuseContext(device: keychain.device)
     }
 
     /// The reply to `lock`: the caller's reusable proofs are forgotten, then `done`.

@@ -35,7 +35,11 @@ final class Server: Sendable {
     /// - Throws: ``StartupError`` naming the path.
     func listen() throws(StartupError) -> Int32 {
         let temporary = path + ".\(getpid()).new"
-        guard temporary.utf8.count < 108 else { throw StartupError("\(path): socket path too long") }
+        guard let address = UnixSocketAddress(path: path), let temporaryAddress = UnixSocketAddress(path: temporary)
+        else {
+            throw StartupError(
+                "\(path): socket path too long (at most \(UnixSocketAddress.maximumPathLength - 20) bytes)")
+        }
         var existing = stat()
         if lstat(path, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFSOCK else {
@@ -43,14 +47,14 @@ final class Server: Sendable {
             }
             let probe = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             defer { close(probe) }
-            guard Self.withAddress(path, { connect(probe, $0, $1) }) != 0 else {
+            guard address.connect(probe) != 0 else {
                 throw StartupError("\(path): another daemon is listening on it")
             }
         }
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StartupError("socket() failed (errno \(errno))") }
         unlink(temporary)
-        let bound = Self.withAddress(temporary) { bind(fd, $0, $1) }
+        let bound = temporaryAddress.bind(fd)
         guard bound == 0 else {
             close(fd)
             throw StartupError("\(path): cannot bind (errno \(errno))")
@@ -66,18 +70,6 @@ final class Server: Sendable {
             throw StartupError("\(path): cannot listen (errno \(code))")
         }
         return fd
-    }
-
-    /// Calls `body` with the Unix socket address of `path` (shorter than 108 bytes).
-    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
     }
 
     /// Accepts forever, on this thread and the connection threads (leader and followers): the

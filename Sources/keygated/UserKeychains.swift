@@ -49,24 +49,24 @@ final class UserKeychains: Sendable {
     /// be asked (interaction `fail`: a read that needs a proof is `errSecInteractionNotAllowed`).
     /// - Throws: `errSecNotAvailable` when the uid's directory or store cannot be opened.
     func keychain(for identity: PeerIdentity, accessGroups: [String], relay: PromptRelay? = nil)
-        throws(KeygateError) -> Keychain
+        throws(KeygateError) -> CallerKeychain
     {
         let store = try store(identity.uid)
         let ledger = try ledger(identity.uid)
+        let relayed = relay.map { relay in
+            DaemonAuthenticator(
+                identity: identity, relay: relay, slots: promptSlots, proofs: proofs,
+                configuration: PAMAuthenticator.Configuration())
+        }
         let authenticator: any Authenticator =
-            if let relay {
-                DaemonAuthenticator(
-                    identity: identity, relay: relay, slots: promptSlots, proofs: proofs,
-                    configuration: PAMAuthenticator.Configuration())
-            } else {
-                NoPromptAuthenticator(reason: "this connection has no prompt relay")
-            }
-        return Keychain(
-            store: store, accessGroups: accessGroups, authenticator: authenticator,
-            device: device(for: identity),
+            relayed ?? NoPromptAuthenticator(reason: "this connection has no prompt relay")
+        let device = RequestScopedDevice(device(for: identity))
+        let keychain = Keychain(
+            store: store, accessGroups: accessGroups, authenticator: authenticator, device: device,
             organisationPolicy: RulesOrganisationPolicy(policies, program: identity.program),
             attemptLedger: ledger, defaultInteraction: relay == nil ? .fail : .allow,
             auditor: try trail(identity.uid).auditor(for: identity))
+        return CallerKeychain(keychain: keychain, device: device, authenticator: relayed)
     }
 
     /// The uid's audit trail beside its store (anchored in it), one per uid, shared by all of
@@ -94,16 +94,17 @@ final class UserKeychains: Sendable {
     }
 
     private static func device(uid: UInt32, session: String?, configuration: Configuration) -> LinuxDevice {
-        var environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-        if let session { environment["XDG_SESSION_ID"] = session }
-        if let file = configuration.enrollmentFile { environment["KEYGATE_ENROLLMENT_FILE"] = file }
-        // The daemon's own environment (its unit's), never a client's: which system bus holds logind.
-        if let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") { environment["DBUS_SYSTEM_BUS_ADDRESS"] = String(cString: bus) }
-        // fprintd is asked about the caller's fingers (its kernel uid), never root's.
-        return LinuxDevice(
-            mode: configuration.deviceState, environment: environment, enrollmentUser: uid,
-            onWarning: { Log.line("uid \(uid): \($0)") })
+        // The caller's session as the kernel gave it; the daemon's own bus (its unit's
+        // environment, never a client's); fprintd asked about the caller's fingers, never root's.
+        LinuxDevice(
+            mode: configuration.deviceState,
+            sources: DeviceSources(
+                session: session, systemBus: systemBus, enrollmentFile: configuration.enrollmentFile),
+            enrollmentUser: uid, onWarning: { Log.line("uid \(uid): \($0)") })
     }
+
+    /// The system bus the daemon was started with (`DBUS_SYSTEM_BUS_ADDRESS`), read once.
+    private static let systemBus: String? = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
 
     /// The uid's persistent failure counters, one object per uid (so parallel connections
     /// count under one lock).

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KeygateLinux
 import KeygatePolicy
+import KeygateProtocol
 import KeygateTesting
 import Testing
 
@@ -20,16 +21,7 @@ import Testing
             directory = try TemporaryDirectory()
             path = directory.url.path + "/keygated.sock"
             descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
+            let bound = UnixSocketAddress(path: path)?.bind(descriptor) ?? -1
             try #require(bound == 0, "bind failed: errno \(errno)")
         }
 

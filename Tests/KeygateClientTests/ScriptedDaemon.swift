@@ -24,16 +24,7 @@ final class ScriptedDaemon: @unchecked Sendable {
         self.connections = connections
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.listener = listener
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = UnixSocketAddress(path: path)?.bind(listener) ?? -1
         try #require(bound == 0 && listen(listener, 4) == 0, "cannot listen on \(path): errno \(errno)")
         let done = done
         let thread = Thread {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeygateProtocol
 
 /// A private D-Bus daemon in a temporary directory, optionally with a mock logind
 /// (`org.freedesktop.login1`) whose sessions have the given `LockedHint`s. Everything it
@@ -269,16 +270,7 @@ final class OnThread<Value: Sendable>: @unchecked Sendable {
 func listeningUnixSocket(path: String, backlog: Int32) throws -> Int32 {
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw PrivateSystemBus.BusError("socket: errno \(errno)") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-        for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-    }
+    let bound = UnixSocketAddress(path: path)?.bind(descriptor) ?? -1
     guard bound == 0, listen(descriptor, backlog) == 0 else {
         close(descriptor)
         throw PrivateSystemBus.BusError("bind/listen: errno \(errno)")

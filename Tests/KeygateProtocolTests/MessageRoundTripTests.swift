@@ -72,7 +72,36 @@ import Testing
         .auditVerified(records: 0, problem: "line 3: chain broken"),
         .prompt(style: .echoOff, text: "Password: "),
         .error(status: -25300, message: "no item"),
+        .error(status: -25291, message: "changed meanwhile", cause: .condition(.racingWriter)),
+        .error(status: -25291, message: "a condition of a newer daemon", cause: .condition(.init(rawValue: "later"))),
+        .error(status: -36, message: "busy", cause: .sqlite(SQLiteResultCode(rawValue: 517))),
+        .error(status: -25293, message: "PAM", cause: .pam(7)),
+        .error(status: -36, message: "disk", cause: .errno(28)),
+        .error(status: -26276, message: "sodium", cause: .sodium(function: "crypto_pwhash", result: -1)),
     ]
+
+    /// An error frame carries the facade's error whole: a client gets back the very cause the
+    /// daemon's facade threw, and a `catch` on the condition matches.
+    @Test func anErrorKeepsItsCauseAcrossTheWire() throws {
+        let thrown = KeygateError(.notAvailable, "changed meanwhile", condition: .racingWriter)
+        let frame = try Message(thrown).frame(requestID: 3).encoded()
+        var decoder = FrameDecoder()
+        let decoded = try Message(try #require(try decoder.append(frame[...]).first))
+        let error = try #require(decoded.keygateError)
+        #expect(error.status == .notAvailable && error.message == "changed meanwhile")
+        #expect(error.condition == .racingWriter)
+        #expect(throws: KeygateError.self) {
+            do { throw error } catch KeygateError.Condition.racingWriter { throw error } catch {
+                Issue.record("no match")
+            }
+        }
+        // A cause kind this version does not define is malformed, naming the field.
+        var payload = Message.error(status: 1, message: "m", cause: .pam(1)).frame(requestID: 1).payload
+        payload[payload.count - 5] = 99
+        #expect(throws: ProtocolError.malformed("cause: unknown kind 99")) {
+            _ = try Message(Frame(type: .error, requestID: 1, payload: payload))
+        }
+    }
 
     @Test func everyMessageTypeIsCovered() {
         #expect(Set(Self.samples.map(\.type)) == Set(MessageType.allCases))

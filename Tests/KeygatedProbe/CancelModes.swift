@@ -59,7 +59,7 @@ extension RelayClient {
                 print(data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
                 fflush(nil)
                 return true
-            case .error(let status, let text):
+            case .error(let status, let text, _):
                 print("error \(status) \(text)")
                 fflush(nil)
                 return false

@@ -91,7 +91,7 @@ struct RelayClient {
                 guard let data = items.first?.data else { fail("no data") }
                 print(data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
                 exit(0)
-            case .error(let status, let text):
+            case .error(let status, let text, _):
                 print("error \(status) \(text)")
                 exit(1)
             default:

@@ -39,16 +39,7 @@ struct Client {
 
     init(path: String) {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = UnixSocketAddress(path: path)?.connect(fd) ?? -1
         if connected != 0 { fail("connect failed errno \(errno)") }
     }
 
@@ -74,7 +65,7 @@ struct Client {
     mutating func request(_ message: Message) -> Message {
         send(message)
         let reply = receive()
-        if case .error(let status, let text) = reply {
+        if case .error(let status, let text, _) = reply {
             print("error \(status) \(text)")
             exit(1)
         }
@@ -93,7 +84,7 @@ case .challenge(let nonce):
         .hello(
             minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: [group],
             client: "probe", challenge: nonce))
-case .error(let status, let text):
+case .error(let status, let text, _):
     print("error \(status) \(text)")
     exit(1)
 case let other:

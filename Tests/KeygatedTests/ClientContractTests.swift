@@ -29,6 +29,36 @@ import Testing
         #expect(daemon.isRunning)
     }
 
+    /// An error keeps its cause through the daemon, as `KeychainAccess` promises: a row damaged
+    /// on disk is errSecDecode with the condition `damagedItem` (as FacadeCorrectnessTests shows
+    /// embedded), so `catch KeygateError.Condition.damagedItem` matches through the client too.
+    @Test func anErrorsCauseComesThroughTheDaemon() async throws {
+        let daemon = try Self.daemon()
+        let client = try KeygateClient(socketPath: daemon.socket, accessGroups: ["g"], replyTimeout: 30)
+        try await client.add(AddRequest(service: "api", account: "me", data: SecretData("value")), context: nil)
+        let database = daemon.state + "/users/\(getuid())/items.db"
+        let edit = Process()
+        edit.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        edit.arguments = [
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE items SET accc = 'damaged by a test'\"); c.commit()",
+            database,
+        ]
+        try edit.run()
+        edit.waitUntilExit()
+        try #require(edit.terminationStatus == 0, "could not edit \(database)")
+        var matched = false
+        do {
+            _ = try await client.copyMatching(ItemQuery(service: "api", account: "me", returnData: true), context: nil)
+            Issue.record("a damaged row was read")
+        } catch KeygateError.Condition.damagedItem {
+            matched = true
+        } catch {
+            Issue.record("\(error) (cause \(String(describing: error.cause)))")
+        }
+        #expect(matched, "the cause did not come through the daemon")
+    }
+
     @Test func statusNamesTheCallerAsTheKernelSeesIt() async throws {
         let daemon = try Self.daemon()
         let client = try KeygateClient(socketPath: daemon.socket, accessGroups: ["g"], replyTimeout: 30)

@@ -188,16 +188,7 @@ final class RawConnection {
     /// Connects; `quiet` throws without recording a test issue when nothing answers.
     init(path: String, quiet: Bool = false) throws {
         fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = UnixSocketAddress(path: path)?.connect(fd) ?? -1
         // A throw after every property is set runs deinit, which closes the socket.
         if quiet && connected != 0 { throw POSIXError(.ECONNREFUSED) }
         try #require(connected == 0, "connect failed: errno \(errno)")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Keygate
+import KeygateProtocol
 import Testing
 
 /// The pinned command line and configuration file, and durability across a crash.
@@ -95,16 +96,7 @@ import Testing
         unlink(daemon.socket)
         let other = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(other) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in daemon.socket.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(other, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = UnixSocketAddress(path: daemon.socket)?.bind(other) ?? -1
         try #require(bound == 0)
         daemon.stop()
         #expect(access(daemon.socket, F_OK) == 0, "the daemon removed a socket it did not make")

@@ -49,6 +49,10 @@ extension KeygateError {
         public static let noAccount = Condition(rawValue: "noAccount")
         /// A shared library (such as `libpam_wrapper.so`) could not be loaded or lacks a symbol.
         public static let libraryNotLoaded = Condition(rawValue: "libraryNotLoaded")
+        /// A prompt relayed to the client got no answer within the daemon's `prompt-timeout`.
+        public static let promptTimedOut = Condition(rawValue: "promptTimedOut")
+        /// A prompt could not be relayed: too many were waiting (`max-prompts`, `max-prompts-per-user`).
+        public static let promptLimit = Condition(rawValue: "promptLimit")
 
         /// The name.
         public var description: String { rawValue }
