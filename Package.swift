@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(
             name: "KeygateCLITests",
             dependencies: [
-                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "KeygateProtocol", "keygate",
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateTesting", "KeygateCLI", "KeygateProtocol",
+                "keygate",
             ]),
         .testTarget(
             name: "KeygateProtocolTests",

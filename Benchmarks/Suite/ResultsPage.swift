@@ -41,7 +41,9 @@ enum ResultsPage {
         let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let system =
             (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8))?.split(separator: "\n")
-            .first { $0.hasPrefix("PRETTY_NAME=") }.map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: ["\""]) }
+            .first { $0.hasPrefix("PRETTY_NAME=") }.map {
+                $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: ["\""])
+            }
             ?? "unknown system"
         return "\(cpu), \(cores) cores, Linux \(kernel), \(system)"
     }

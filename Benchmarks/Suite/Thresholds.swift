@@ -55,7 +55,9 @@ struct ThresholdReport {
     /// Checks `rows` against `thresholds`.
     init(rows: [Row], thresholds: [Threshold]) {
         for threshold in thresholds {
-            let matching = rows.filter { $0.name.hasPrefix(threshold.row) && $0.baselineName.hasPrefix(threshold.baseline) }
+            let matching = rows.filter {
+                $0.name.hasPrefix(threshold.row) && $0.baselineName.hasPrefix(threshold.baseline)
+            }
             let label = "\(threshold.row) ÷ \(threshold.baseline.isEmpty ? "its baseline" : threshold.baseline)"
             guard !matching.isEmpty else {
                 failed = true

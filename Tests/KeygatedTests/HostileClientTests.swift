@@ -116,19 +116,25 @@ import Testing
         #expect(daemon.isRunning, "keygated died: \(daemon.log)")
     }
 
+    /// Greets, adds 20 items of 40 KB and asks for them all: an 800 KB reply, which overflows the
+    /// socket buffers while nobody reads it.
+    static func askForALargeReply(_ connection: RawConnection) throws {
+        try connection.greet()
+        for index in 0..<20 {
+            let value = SecretData(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
+            try connection.send(
+                .add(AddRequest(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
+            #expect(connection.receive()?.message == .done)
+        }
+        try connection.send(.copyMatching(ItemQuery(service: "big", matchLimit: .all, returnData: true)), id: 100)
+    }
+
     @Test func aClientThatStopsReadingBlocksNobody() throws {
         let daemon = try DaemonFixture()
         try daemon.start()
         #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
         let stalled = try daemon.connect()
-        try stalled.greet()
-        // 20 items of 40 KB: an 800 KB reply that overflows the socket buffers while nobody reads.
-        for index in 0..<20 {
-            let value = SecretData(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
-            try stalled.send(.add(AddRequest(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
-            #expect(stalled.receive()?.message == .done)
-        }
-        try stalled.send(.copyMatching(ItemQuery(service: "big", matchLimit: .all, returnData: true)), id: 100)
+        try Self.askForALargeReply(stalled)
         sleep(1)
         let started = Date()
         for _ in 0..<3 { try Self.expectServing(daemon, "while a client does not read") }
@@ -143,13 +149,7 @@ import Testing
         try daemon.start()
         #expect(try daemon.probe(as: DaemonFixture.userA, "add", "svc", "acc", "value-a").lines == ["ok"])
         let trickle = try daemon.connect()
-        try trickle.greet()
-        for index in 0..<20 {
-            let value = SecretData(bytes: [UInt8](repeating: UInt8(index), count: 40_000))
-            try trickle.send(.add(AddRequest(service: "big", account: "\(index)", data: value)), id: UInt32(index + 2))
-            #expect(trickle.receive()?.message == .done)
-        }
-        try trickle.send(.copyMatching(ItemQuery(service: "big", matchLimit: .all, returnData: true)), id: 100)
+        try Self.askForALargeReply(trickle)
         // 3 s of trickling (past the 2 s the reply may take), then everything that is there, at once.
         let started = Date()
         var taken = 0
