@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "KeygatePolicy", targets: ["KeygatePolicy"]),
         .library(name: "KeygatePAM", targets: ["KeygatePAM"]),
         .library(name: "KeygateAudit", targets: ["KeygateAudit"]),
+        .library(name: "KeygateItems", targets: ["KeygateItems"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
@@ -43,9 +44,14 @@ let package = Package(
         // slower per byte), for the audit chain; libsodium keeps HMAC and randomness.
         .systemLibrary(name: "CNettle", providers: [.apt(["nettle-dev"])]),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
-        .target(name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateAudit", "CSQLite", "CSodium"]),
+        // The values a keychain request and reply are made of, below every store and facade:
+        // secrets, queries, changes, matched items, the KeychainAccess protocol. Pure Swift and
+        // Glibc, so an app that links only KeygateClient links no SQLite or libsodium.
+        .target(name: "KeygateItems", dependencies: ["KeygatePolicy"]),
+        .target(
+            name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
-        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateAudit", "KeygateStore"]),
+        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
         // libsystemd.so.0 is opened at the first D-Bus question that needs sd-bus (Sources/CSystemd/loader.h),
         // not linked; logind's lock question on a plain `unix:path=` bus needs none of it (wire.h).
@@ -76,11 +82,11 @@ let package = Package(
         // The broker's wire protocol: frames, messages carrying the facade's own request types, the
         // incremental decoder.
         .target(
-            name: "KeygateProtocol", dependencies: ["KeygatePolicy", "KeygateStore", "Keygate"], exclude: ["README.md"]),
+            name: "KeygateProtocol", dependencies: ["KeygatePolicy", "KeygateItems"], exclude: ["README.md"]),
         // The daemon mode's keychain: the facade's operations through keygated's socket.
         .target(
             name: "KeygateClient",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateProtocol"]),
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateItems", "KeygateProtocol"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
         // The broker daemon: one Unix socket, each caller's own store under its state directory.

@@ -1,9 +1,8 @@
 import Dispatch
-import Keygate
+import KeygateItems
 import KeygatePAM
 import KeygatePolicy
 import KeygateProtocol
-import KeygateStore
 import Synchronization
 
 /// The connection under a ``KeygateClient``: one request in flight at a time, answered in the

@@ -1,7 +1,7 @@
 import Glibc
+import KeygateItems
 import KeygatePolicy
 import KeygateProtocol
-import KeygateStore
 import Synchronization
 
 /// One connected Unix stream socket to `keygated`, read and written in whole frames with

@@ -1,4 +1,4 @@
-public import Keygate
+public import KeygateItems
 public import KeygatePAM
 public import KeygatePolicy
 public import KeygateProtocol

@@ -1,4 +1,4 @@
-import KeygateStore
+import KeygateItems
 
 /// One frame: the unit on the wire.
 ///

@@ -1,4 +1,4 @@
-import KeygateStore
+import KeygateItems
 
 /// Splits a byte stream into frames, incrementally, never holding more than one frame of at
 /// most `maximumLength` bytes plus its length field.

@@ -1,6 +1,5 @@
-import Keygate
+import KeygateItems
 import KeygatePolicy
-import KeygateStore
 
 // The payload layouts of README.md, "Messages", read field by field; every field is checked as
 // it is read (see WireReader), and a wrong one names itself, never its bytes.

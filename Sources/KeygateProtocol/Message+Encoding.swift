@@ -1,6 +1,5 @@
-import Keygate
+import KeygateItems
 import KeygatePolicy
-import KeygateStore
 
 // The payload layouts of README.md, "Messages", written field by field.
 extension Message {

@@ -1,6 +1,5 @@
-public import Keygate
+public import KeygateItems
 public import KeygatePolicy
-public import KeygateStore
 
 /// Every message of the protocol, typed. ``frame(requestID:)`` encodes one; the initialiser
 /// taking a ``Frame`` decodes one, validating every field (an access control is parsed, a protection

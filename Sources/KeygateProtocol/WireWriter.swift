@@ -1,4 +1,4 @@
-import KeygateStore
+import KeygateItems
 
 /// Builds a payload from the protocol's field types (see README.md, "Field encoding").
 struct WireWriter {

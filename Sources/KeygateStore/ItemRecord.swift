@@ -1,33 +1,5 @@
+public import KeygateItems
 public import KeygatePolicy
-
-/// Everything about an item except its secret value.
-public struct ItemFields: Hashable, Sendable {
-    /// The primary key.
-    public var identity: ItemIdentity
-    /// A user-visible label (`kSecAttrLabel`).
-    public var label: String?
-    /// Application-defined bytes (`kSecAttrGeneric`); not secret.
-    public var generic: [UInt8]?
-    /// The protection class and constraints, bound at add time.
-    public var accessControl: AccessControl
-    /// When the item was added.
-    public var created: Timestamp
-    /// When the item was last changed.
-    public var modified: Timestamp
-
-    /// Fields of an item.
-    public init(
-        identity: ItemIdentity, label: String? = nil, generic: [UInt8]? = nil, accessControl: AccessControl,
-        created: Timestamp, modified: Timestamp
-    ) {
-        self.identity = identity
-        self.label = label
-        self.generic = generic
-        self.accessControl = accessControl
-        self.created = created
-        self.modified = modified
-    }
-}
 
 /// A backend's handle for one stored item.
 public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {

@@ -28,7 +28,7 @@ public import KeygatePolicy
 ///   behind the store's back, fails with `errSecDecode`, never with a value.
 /// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
 ///   copies are wiped when released (the contract checks descriptions and errors; wiping is
-///   ``SecretData``'s).
+///   ``KeygateItems/SecretData``'s).
 /// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
 ///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
 ///   `errSecParam` and a message giving the limit, and change nothing.

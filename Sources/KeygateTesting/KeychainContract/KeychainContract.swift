@@ -1,9 +1,9 @@
 public import Keygate
 import KeygatePolicy
 
-/// The behaviour every ``Keygate/KeychainAccess`` shows, whichever mode runs the gate: the
+/// The behaviour every ``KeygateItems/KeychainAccess`` shows, whichever mode runs the gate: the
 /// embedded ``Keygate/Keychain`` and `KeygateClient` through `keygated` both pass it, so code
-/// written against `any KeychainAccess` (``Keygate/CredentialStore`` included) behaves the
+/// written against `any KeychainAccess` (``KeygateItems/CredentialStore`` included) behaves the
 /// same on either.
 ///
 /// Every case needs no prompt: plain items, and protected items read with `fail` or `skip`
@@ -49,7 +49,7 @@ public enum KeychainContract {
         /// A protected item is never read without a proof: `fail` refuses, `skip` leaves it out;
         /// its attributes and its deletion need none (spec §5, §7.3, §7.5).
         case noPromptNoValue
-        /// ``Keygate/CredentialStore``'s save, read and delete over the keychain.
+        /// ``KeygateItems/CredentialStore``'s save, read and delete over the keychain.
         case credentialStore
 
         /// The case's name.

@@ -1,5 +1,4 @@
 public import KeygatePolicy
-public import KeygateStore
 
 /// How many items a search returns (`kSecMatchLimit`).
 public enum MatchLimit: Hashable, Sendable {
@@ -21,8 +20,8 @@ public enum SynchronizableMatch: Hashable, Sendable {
     case any
 }
 
-/// A search for generic-password items, for ``Keychain/copyMatching(_:context:)``,
-/// ``Keychain/update(_:changes:context:)`` and ``Keychain/delete(_:context:)``.
+/// A search for generic-password items, for ``KeychainAccess/copyMatching(_:context:)``,
+/// ``KeychainAccess/update(_:changes:context:)`` and ``KeychainAccess/delete(_:context:)``.
 ///
 /// Every attribute given must match. The result and limit keys apply to reads only: giving a
 /// match limit or return keys to an update, a match limit to a delete, or `skip` to either,
@@ -92,7 +91,7 @@ public enum ItemProtection: Hashable, Sendable {
 
     /// The access control an item with this protection gets.
     /// - Throws: `errSecParam` for a class refused for new items.
-    func accessControlValue() throws(KeygateError) -> AccessControl {
+    package func accessControlValue() throws(KeygateError) -> AccessControl {
         switch self {
         case .accessible(let protection): try AccessControl(protection: protection)
         case .accessControl(let control): control
@@ -100,7 +99,7 @@ public enum ItemProtection: Hashable, Sendable {
     }
 }
 
-/// A new generic-password item for ``Keychain/add(_:context:)``.
+/// A new generic-password item for ``KeychainAccess/add(_:context:)``.
 public struct AddRequest: Equatable, Sendable {
     /// The service.
     public var service: String
@@ -166,7 +165,7 @@ public struct AddRequest: Equatable, Sendable {
     }
 }
 
-/// What ``Keychain/update(_:changes:context:)`` changes; nil leaves an attribute as it is.
+/// What ``KeychainAccess/update(_:changes:context:)`` changes; nil leaves an attribute as it is.
 public struct ItemChanges: Equatable, Sendable {
     /// A new service.
     public var service: String?

@@ -1,8 +1,7 @@
 public import KeygatePolicy
-public import KeygateStore
 
 /// The shape most apps want over a keychain: one value per account of one service, on either
-/// mode (any ``KeychainAccess``: the embedded ``Keychain`` or a `KeygateClient` talking to
+/// mode (any ``KeychainAccess``: the embedded `Keychain` or a `KeygateClient` talking to
 /// `keygated`).
 ///
 /// - ``save(_:account:prompt:context:)`` updates the item, adds it when missing, and updates again
@@ -22,7 +21,7 @@ public struct CredentialStore: Sendable {
     /// The access control new items get (nil: a plain `whenUnlocked` item).
     public let accessControl: AccessControl?
 
-    /// A credential store for `service` over `keychain` (a ``Keychain`` or any other
+    /// A credential store for `service` over `keychain` (a `Keychain` or any other
     /// ``KeychainAccess``).
     public init(
         keychain: any KeychainAccess, service: String, accessGroup: String? = nil, accessControl: AccessControl? = nil
