@@ -549,9 +549,9 @@ extension Keychain {
     }
 
     /// The query's service, account and group, as a not-found message names them. Built by
-    /// appending, not `joined(separator:)`: the generic `joined` looks its element type up at run
-    /// time, which scans every conformance record of the executable once per process (a sixth
-    /// of a whole `keygate get` that finds nothing).
+    /// appending, not `joined(separator:)`, whose element type is looked up at run time by a
+    /// scan of the executable's conformance records: a short process pays for that scan (the
+    /// bench's "Whole process" rows).
     static func describe(_ query: ItemQuery) -> String {
         var text = ""
         func add(_ part: String) {

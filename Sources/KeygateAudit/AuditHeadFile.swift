@@ -60,8 +60,8 @@ enum AuditHeadFile {
     }
 
     /// The head in `text` when it is laid out exactly as ``plainBytes(of:)`` writes it (padding
-    /// removed), read without the JSON parser (a third of the trail's open in a `keygate get`);
-    /// nil for any other text, which the parser reads as before. What it accepts the parser
+    /// removed), read without the JSON parser, which would dominate opening the trail in a short
+    /// process (the bench's "Whole process" rows); nil for any other text, which the parser reads. What it accepts the parser
     /// reads to the same head: letters and digits need no escaping, and the sequence number is
     /// plain decimal (no leading zero) that fits an `Int`.
     static func plainHead<Bytes: Collection<UInt8>>(_ text: Bytes) -> AuditHead? {

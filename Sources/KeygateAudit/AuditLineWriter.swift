@@ -91,7 +91,7 @@ struct AuditLineWriter {
     /// a process's decisions give the same few reasons again and again, so each is rendered
     /// once. A list compared with `==`, not a dictionary: a `DecisionReason`-keyed dictionary's
     /// storage asks the runtime for `DecisionReason: Hashable` the first time, a scan of every
-    /// conformance record in the executable (about 0.2 M instructions in each `keygate get`).
+    /// conformance record in the executable, in every short process.
     /// Bounded: when full, it starts again empty.
     fileprivate static let renderedReasons = Mutex<[RenderedReason]>([])
     fileprivate static let renderedReasonLimit = 32

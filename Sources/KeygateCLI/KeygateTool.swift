@@ -8,7 +8,7 @@ import KeygatePolicy
 public enum KeygateTool {
     /// Runs ``main()`` from synchronous code and exits with the command's status, without
     /// starting the concurrency runtime's threads for a command that never suspends (a plain
-    /// `get`: 0.4 ms of start-up): the command runs on the calling thread until it first
+    /// `get`; the bench's "Whole process" rows): the command runs on the calling thread until it first
     /// awaits something that is not ready (a prompt), and only then does the main thread hand
     /// over to Dispatch (the task resumes on the runtime's threads, or on the main queue).
     public static func start() -> Never {

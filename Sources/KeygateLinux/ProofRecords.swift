@@ -36,8 +36,8 @@ public struct ProofRecords: Sendable {
     }
 
     /// This boot's id (`/proc/sys/kernel/random/boot_id`, 37 bytes), or nil when it cannot be
-    /// read: one `read` into a buffer on the stack, not `String(contentsOfFile:)` (whose `Data`
-    /// and encoding machinery cost a `get` in a login session 0.04 ms of start-up).
+    /// read: one `read` into a buffer on the stack, no `Data` or encoding machinery, which a
+    /// short process would pay for at start-up (the bench's "keygate get in a login session" row).
     private static func bootID() -> String? {
         let descriptor = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

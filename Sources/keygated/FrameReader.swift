@@ -25,8 +25,8 @@ final class FrameReader: Sendable {
 
     private struct State: Sendable {
         var decoder: FrameDecoder
-        /// One read's bytes: 16 KiB (a larger frame takes several reads; zeroing and wiping 64
-        /// KiB per connection showed in the connection's profile).
+        /// One read's bytes: 16 KiB, zeroed at start and wiped at the end of each connection, so
+        /// kept small (a larger frame takes several reads; the bench's "Broker" rows).
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var pending: [Frame] = []
         var closed = false

@@ -63,8 +63,8 @@ package enum AuditCrypto {
 
     /// Writes `bytes` as lowercase hexadecimal to `output`, which has room for two digits per
     /// byte: each digit computed (no table lookup, no bounds check per digit). Inlined, so a
-    /// digest's fixed 32 bytes make a loop of known length (a digest's hex written per
-    /// group-commit append: ~100 instructions inlined, ~750 through a call).
+    /// digest's fixed 32 bytes make a loop of known length (one per group-commit append: the
+    /// bench's "group commit" rows).
     @inline(__always)
     static func writeHex(_ bytes: UnsafeRawBufferPointer, to output: UnsafeMutablePointer<UInt8>) {
         for index in 0..<bytes.count {

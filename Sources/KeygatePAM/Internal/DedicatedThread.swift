@@ -6,8 +6,8 @@ import Glibc
 /// A thread is made for each job and ends with it, never kept for the next one: what a module
 /// leaves on its thread (a file-system uid from `pam_modutil_drop_priv` not regained after an
 /// error, a blocked signal, its thread-local state) must not reach the next proof, which in
-/// `keygated` may be another user's. Reusing threads measured 30-50 µs less per proof under
-/// pam_wrapper (Benchmarks/RESULTS.md, session 25), against a transaction of about 200 µs.
+/// `keygated` may be another user's. The cost of the fresh thread is what the bench's "PAM proof
+/// under pam_wrapper" rows show beside the same transaction in C.
 enum DedicatedThread {
     private final class Job: @unchecked Sendable {
         let body: () -> Void

@@ -30,8 +30,8 @@ extension AccessControl {
         return ([protection.rawValue] + entries).joined(separator: ";")
     }
 
-    /// The text form of a plain item of `protection` (no constraint, no flags): a literal, where
-    /// `protection.rawValue + ";dacl(true)"` joined two strings on every audited decision.
+    /// The text form of a plain item of `protection` (no constraint, no flags), as a literal: an
+    /// audited decision on a plain item builds no string (the bench's "Gated read" rows).
     static func plainTextForm(_ protection: ProtectionClass) -> String {
         switch protection {
         case .whenPasscodeSetThisDeviceOnly: "akpu;dacl(true)"

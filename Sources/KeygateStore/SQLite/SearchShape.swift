@@ -44,7 +44,7 @@ struct SearchShape {
     func sql(_ filter: ItemFilter) -> String {
         // Appended piece by piece: the standard library's `joined(separator:)` on `[String]` is
         // not specialised, and its run-time lookup of `[String]: BidirectionalCollection` scans
-        // all the executable's conformances (0.03 ms of every process that reads).
+        // all the executable's conformances, in every process that reads.
         let fixed = fixedNames(filter)
         var selected = "id"
         if fixed.group == nil { selected += ", agrp" }
