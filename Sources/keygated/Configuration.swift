@@ -35,6 +35,18 @@ struct Configuration: Equatable {
     /// Requests waiting on a relayed prompt at once for one uid (`max-prompts-per-user`, 1...4096).
     var maximumPromptsPerUser = 8
 
+    /// The keys that take a whole number: the range allowed and the setting it goes to.
+    private static let numbers: [String: (ClosedRange<Int>, any WritableKeyPath<Configuration, Int> & Sendable)] = [
+        "max-connections": (1...65_536, \.maximumConnections),
+        "max-connections-per-user": (1...65_536, \.maximumConnectionsPerUser),
+        "idle-timeout": (1...86_400, \.idleTimeoutSeconds),
+        "send-timeout": (1...3_600, \.sendTimeoutSeconds),
+        "max-frame-size": (4_096...(16 << 20), \.maximumFrameLength),
+        "prompt-timeout": (1...3_600, \.promptTimeoutSeconds),
+        "max-prompts": (1...4_096, \.maximumPrompts),
+        "max-prompts-per-user": (1...4_096, \.maximumPromptsPerUser),
+    ]
+
     /// Every key the file may set.
     static let keys = [
         "device-state", "enrollment-file", "max-connections", "max-connections-per-user", "idle-timeout",
@@ -86,27 +98,17 @@ struct Configuration: Equatable {
             case "enrollment-file", "policies":
                 guard value.hasPrefix("/") else { throw StartupError("\(place): '\(value)' is not an absolute path") }
                 if key == "policies" { policies = value } else { enrollmentFile = value }
-            case "max-connections":
-                maximumConnections = try Self.number(value, 1...65_536, place)
-            case "max-connections-per-user":
-                maximumConnectionsPerUser = try Self.number(value, 1...65_536, place)
-            case "prompt-timeout":
-                promptTimeoutSeconds = try Self.number(value, 1...3_600, place)
-            case "max-prompts":
-                maximumPrompts = try Self.number(value, 1...4_096, place)
-            case "max-prompts-per-user":
-                maximumPromptsPerUser = try Self.number(value, 1...4_096, place)
-            case "idle-timeout":
-                idleTimeoutSeconds = try Self.number(value, 1...86_400, place)
-            case "send-timeout":
-                sendTimeoutSeconds = try Self.number(value, 1...3_600, place)
             case "pidfd-source":
                 guard value == "auto" || value == "pidfd_open" else {
                     throw StartupError("\(place): '\(value)' is not one of auto, pidfd_open")
                 }
                 forcePidfdFallback = value == "pidfd_open"
-            default:  // max-frame-size
-                maximumFrameLength = try Self.number(value, 4_096...(16 << 20), place)
+            default:
+                // Every other key is a whole number in its range.
+                guard let (range, setting) = Self.numbers[key] else {
+                    throw StartupError("\(place): a known key this daemon does not read (a bug: report it)")
+                }
+                self[keyPath: setting] = try Self.number(value, range, place)
             }
         }
     }
