@@ -1,5 +1,6 @@
 import Foundation
 import KeygateTesting
+import Synchronization
 import Testing
 
 /// The item commands end to end: the built binary, a private store, pam_wrapper for proofs.
@@ -110,13 +111,28 @@ import Testing
         #expect(try world.add("bank", "me", Data("t".utf8), ["--access-control", "devicePasscode"]).status == 0)
         let read = ["get", "--service", "bank", "--account", "me"]
         let environment = world.environment
-        // Five wrong passphrases at once, from separate processes.
+        // Five wrong passphrases at once, from separate processes. pam_wrapper makes a directory
+        // per process in /tmp, and processes started together can race for one: such a run ends
+        // before PAM asks (status 1, nothing counted), so it is made again, alone. Every run that
+        // did reach PAM failed (status 5) and must have been counted: five of them lock out.
+        let statuses = Mutex<[Int32]>([])
         DispatchQueue.concurrentPerform(iterations: 5) { _ in
-            _ = try? KeygateBinary.run(
+            let status =
+                (try? KeygateBinary.run(
+                    ["--passphrase-fd", "3"] + read, environment: environment, descriptor3: Data("wrong\n".utf8)))?
+                .status
+            statuses.withLock { $0.append(status ?? -1) }
+        }
+        let counted = statuses.withLock { $0 }.filter { $0 == 5 }.count
+        for _ in counted..<5 {
+            let again = try KeygateBinary.run(
                 ["--passphrase-fd", "3"] + read, environment: environment, descriptor3: Data("wrong\n".utf8))
+            #expect(again.status == 5, "\(again.stderr)")
         }
         var result = try world.run(read, passphrase: "s3cret")
-        #expect(result.status == 5, "the right passphrase is refused during the lockout")
+        #expect(
+            result.status == 5,
+            "the right passphrase is refused during the lockout (the five ran as \(statuses.withLock { $0 }))")
         #expect(result.lastErrorLine.contains("locked out"))
         // Another store, or `prove`, does not escape it.
         let other = world.directory.url.appendingPathComponent("other.db").path

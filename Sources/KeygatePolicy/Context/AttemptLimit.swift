@@ -38,12 +38,16 @@ public struct AttemptRecord: Hashable, Sendable {
         return now < lockedUntil
     }
 
-    /// Counts a failure at `now` under `policy`. - Returns: true when this failure started a lockout.
+    /// Counts a failure at `now` under `policy`. A failure within the window of its start counts
+    /// in it whichever came first: processes that failed at once record their failures in
+    /// whatever order they take the ledger's lock, so one stamped a moment before the window's
+    /// start still counts (and the window then starts at it), never resets the count.
+    /// - Returns: true when this failure started a lockout.
     public mutating func recordFailure(at now: Timestamp, policy: AttemptPolicy) -> Bool {
-        if let start = windowStart, start.wholeSeconds(until: now) < Int64(policy.windowSeconds),
-            start <= now
-        {
+        let window = Int64(policy.windowSeconds)
+        if let start = windowStart, abs(start.wholeSeconds(until: now)) < window {
             failures += 1
+            if now < start { windowStart = now }
         } else {
             windowStart = now
             failures = 1
