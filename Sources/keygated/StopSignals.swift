@@ -8,12 +8,18 @@ import Glibc
 enum StopSignals {
     static let numbers = [SIGTERM, SIGINT, SIGHUP]
 
-    /// Blocks the stop signals in the calling thread, and so in every thread started after it;
-    /// a signal that comes before ``wait(removing:)`` waits pending. Call before any thread starts.
-    static func block() {
+    /// The stop signals as a set.
+    private static var signals: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         for number in numbers { sigaddset(&set, number) }
+        return set
+    }
+
+    /// Blocks the stop signals in the calling thread, and so in every thread started after it;
+    /// a signal that comes before ``wait(removing:)`` waits pending. Call before any thread starts.
+    static func block() {
+        var set = signals
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
@@ -24,9 +30,7 @@ enum StopSignals {
         var made = stat()
         let identity: (dev_t, ino_t)? = socket.flatMap { lstat($0, &made) == 0 ? (made.st_dev, made.st_ino) : nil }
         return Threads.detach {
-            var set = sigset_t()
-            sigemptyset(&set)
-            for number in numbers { sigaddset(&set, number) }
+            var set = signals
             var received: Int32 = 0
             while sigwait(&set, &received) != 0 {}
             var removed = ""

@@ -240,44 +240,36 @@ final class RawConnection {
     func receive(timeout: Double = 10) -> (id: UInt32, message: Message)? {
         let deadline = Date().addingTimeInterval(timeout)
         while pending.isEmpty {
-            guard case .bytes(let bytes) = nextChunk(until: deadline),
-                let frames = try? decoder.append(bytes)
-            else { return nil }
-            for frame in frames {
-                guard let message = try? Message(frame) else { return nil }
-                // The daemon's first frame, its challenge, is kept for hello, not handed out.
-                if case .challenge(let nonce) = message, challengeNonce == nil {
-                    challengeNonce = nonce
-                    continue
-                }
-                pending.append((frame.requestID, message))
-            }
+            guard readFrames(until: deadline) else { return nil }
         }
         return pending.removeFirst()
     }
 
-    /// The nonce of the daemon's challenge on this connection (waited for up to 10 s; nil when
-    /// something else came first or nothing came).
+    /// The nonce of the daemon's challenge on this connection, once it came.
     private var challengeNonce: [UInt8]?
-    private var pendingChallengeWait = true
 
-    /// This connection's challenge nonce, read from the daemon when it has not come yet.
-    func nonce() throws -> [UInt8] {
-        if challengeNonce == nil && pendingChallengeWait {
-            pendingChallengeWait = false
-            let deadline = Date().addingTimeInterval(10)
-            while challengeNonce == nil && pending.isEmpty {
-                guard case .bytes(let bytes) = nextChunk(until: deadline), let frames = try? decoder.append(bytes)
-                else { break }
-                for frame in frames {
-                    guard let message = try? Message(frame) else { continue }
-                    if case .challenge(let nonce) = message, challengeNonce == nil {
-                        challengeNonce = nonce
-                    } else {
-                        pending.append((frame.requestID, message))
-                    }
-                }
+    /// Reads one chunk and sorts its frames: the daemon's first frame, its challenge, is kept for
+    /// hello (``nonce()``), every other one queued for ``receive(timeout:)``. False when the
+    /// connection ended, nothing came by `deadline`, or a frame does not decode.
+    private func readFrames(until deadline: Date) -> Bool {
+        guard case .bytes(let bytes) = nextChunk(until: deadline), let frames = try? decoder.append(bytes)
+        else { return false }
+        for frame in frames {
+            guard let message = try? Message(frame) else { return false }
+            if case .challenge(let nonce) = message, challengeNonce == nil {
+                challengeNonce = nonce
+            } else {
+                pending.append((frame.requestID, message))
             }
+        }
+        return true
+    }
+
+    /// This connection's challenge nonce, read from the daemon (up to 10 s) when it has not come yet.
+    func nonce() throws -> [UInt8] {
+        let deadline = Date().addingTimeInterval(10)
+        while challengeNonce == nil && pending.isEmpty {
+            guard readFrames(until: deadline) else { break }
         }
         return try #require(challengeNonce, "the daemon sent no challenge")
     }

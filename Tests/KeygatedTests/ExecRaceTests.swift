@@ -105,16 +105,6 @@ import Testing
             print(outcome, flush=True)
         """#
 
-    /// Writes the attacker script where user A can read it; removed with the returned guard.
-    final class ScriptFile {
-        let path = "/tmp/keygated-exec-race-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).py"
-        init(_ text: String) throws {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-            chmod(path, 0o644)
-        }
-        deinit { unlink(path) }
-    }
-
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// The hello (its nonce the last 16 bytes, zeros to be replaced) and the read, as frames.
@@ -149,7 +139,8 @@ import Testing
         _ daemon: DaemonFixture, mode: String, rounds: Int, launcher: [String] = [],
         interpreter: [String] = ["/usr/bin/python3"]
     ) throws -> [String] {
-        let script = try ScriptFile(Self.script)
+        // A root-owned file user A can read, removed when the attack ends.
+        let script = try GrantTests.PolicyFile(Self.script)
         let (hello, read) = try Self.frames()
         let command =
             launcher + interpreter + [script.path, daemon.socket, hello, read, mode, "\(rounds)", "/usr/bin/sleep"]
