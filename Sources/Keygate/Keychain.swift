@@ -239,7 +239,7 @@ public final class Keychain: Sendable {
             switch outcome {
             case .failed(let factor, _, _), .lockedOut(let factor, _): factor
             case .proved(let factors): factors.factors.first
-            case .cancelled, .unavailable: requirement.alternatives.first?.factors.first
+            case .cancelled, .unavailable, .notAllowed: requirement.alternatives.first?.factors.first
             }
         let event = AuditEvent(
             kind: .authenticate, item: item, decision: decision, status: outcome.status,

@@ -52,6 +52,9 @@ public struct AuditEvent: Hashable, Sendable {
         case lockedOut
         /// The factor could not be used (no PAM service, no reader).
         case unavailable
+        /// No prompt could be shown or answered (no answer in time, too many prompts waiting,
+        /// nobody to ask): ``KeygatePolicy/AuthenticationOutcome/notAllowed(_:cause:)``.
+        case notAllowed
         /// The trail's head was brought forward, or a partial record cut off.
         case recovered
         /// The store's anchor was replaced by this trail (`keygate audit repair --restart`).
@@ -74,6 +77,7 @@ public struct AuditEvent: Hashable, Sendable {
             case .cancelled: self = .cancelled
             case .lockedOut: self = .lockedOut
             case .unavailable: self = .unavailable
+            case .notAllowed: self = .notAllowed
             }
         }
     }
@@ -386,6 +390,8 @@ extension AuthenticationOutcome {
             .failed(factor, message: message.replacing(account, with: replacement), cause: cause)
         case .unavailable(let message, let cause):
             .unavailable(message.replacing(account, with: replacement), cause: cause)
+        case .notAllowed(let message, let cause):
+            .notAllowed(message.replacing(account, with: replacement), cause: cause)
         case .proved, .cancelled, .lockedOut: self
         }
     }

@@ -73,6 +73,7 @@ extension AuditNote {
     private static func outcome(_ text: String) -> AuthenticationOutcome? {
         if text == "cancelled by the user" { return .cancelled }
         if text.hasPrefix("unavailable: ") { return .unavailable(String(text.dropFirst("unavailable: ".count))) }
+        if text.hasPrefix("not allowed: ") { return .notAllowed(String(text.dropFirst("not allowed: ".count))) }
         if text.hasPrefix("proved ") {
             return FactorSet(description: text.dropFirst("proved ".count)).map { .proved($0) }
         }

@@ -138,7 +138,7 @@ public struct PAMAuthenticator: Authenticator {
             let lockedUntil = sharedLockout ?? contextLockout
             if configuration.failureDelay > .zero { try? await Task.sleep(for: configuration.failureDelay) }
             if let lockedUntil { return .lockedOut(factor, until: lockedUntil) }
-        case .cancelled, .lockedOut, .unavailable:
+        case .cancelled, .lockedOut, .unavailable, .notAllowed:
             break
         }
         return outcome

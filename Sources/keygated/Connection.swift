@@ -128,20 +128,29 @@ final class Connection: Sendable {
     /// (the client left or broke the protocol while the request read the socket).
     private func run(_ message: Message, requestID: UInt32, handler: RequestHandler) -> Bool {
         guard let keychain = keychain.withLock({ $0 }) else { return false }
-        relay.begin(
-            PromptRelay.Scope(
-                requestID: requestID, reuseSeconds: RelayedRequest.reuseSeconds(message),
-                pidfd: pidfd))
+        let request: DaemonRequest
+        do throws(KeygateError) {
+            // The sequence check lets only requests reach here; anything else is a daemon bug.
+            guard let made = try DaemonRequest(message, caller: caller(), frontend: .keygateSocket) else {
+                return wire.reply(Message(KeygateError(.badReq, "not a request")), requestID: requestID)
+            }
+            request = made
+        } catch {
+            return wire.reply(Message(error), requestID: requestID)
+        }
+        relay.begin(PromptRelay.Scope(requestID: requestID, request: request))
         // One view of the device for the whole request: the reuse check and the gate agree.
         keychain.device.begin()
-        let reply = handler.reply(to: message, keychain: keychain)
-        let ending = relay.finish()
+        let reply = handler.reply(to: request, keychain: keychain)
+        relay.finish()
         let loss = relay.loss
         // After a refused frame the error frame was the connection's last word.
         if loss == .refused { return false }
-        let final = RelayedRequest.final(reply, ending: ending, timeout: configuration.promptTimeoutSeconds)
-        return wire.reply(final, requestID: requestID) && loss == nil
+        return wire.reply(reply, requestID: requestID) && loss == nil
     }
+
+    /// The caller of one request: this connection's peer, with its terminal still to be read.
+    private func caller() -> DaemonCaller { DaemonCaller(identity: identity, pidfd: pidfd) }
 
     private func end(_ error: KeygateError) {
         Log.line("uid \(identity.uid) pid \(identity.pid): \(error.message); connection closed")

@@ -1,5 +1,6 @@
 import KeygatePAM
 import KeygatePolicy
+import KeygateProtocol
 
 /// Proves presence inside the daemon for one connection's caller: PAM service `keygate`
 /// (passcode) or `keygate-biometry` (biometry) for the peer uid's own account name
@@ -10,7 +11,10 @@ import KeygatePolicy
 /// Before PAM, a proof the daemon remembers for the caller's uid, session and terminal
 /// (``ProofCache``) is reused when it lies within the request's window; a screen lock seen
 /// for the caller's session clears those proofs first. A request that finds no free prompt
-/// slot (``PromptSlots``) never reaches PAM. A proof taken from the cache enters the context
+/// slot (``PromptSlots``) never reaches PAM: it is not allowed (`errSecInteractionNotAllowed`,
+/// cause ``KeygateError/Condition/promptLimit``), as is a prompt left unanswered within
+/// `prompt-timeout` (cause ``KeygateError/Condition/promptTimedOut``); the reason is set here,
+/// where it happens, so the audit record and the error say the same. A proof taken from the cache enters the context
 /// marked as reused within the request's window (``KeygatePolicy/Proof/Origin/reused(window:)``),
 /// so each audit record listing it notes the reuse; a factor proved through PAM replaces it
 /// with a fresh proof. Failures are counted in the keychain's ledger (the uid's persistent
@@ -33,13 +37,13 @@ struct DaemonAuthenticator: Authenticator {
     func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
     {
-        let scope = relay.scope
-        let terminal = scope.flatMap { CallerTerminal.read(pid: identity.pid, pidfd: $0.pidfd) }
+        let request = relay.scope?.request
+        let terminal = request?.caller.terminal
         let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
         if let key {
             if context.state.device.isLocked {
                 proofs.clear(uid: key.uid, session: key.session)
-            } else if let reused = reuse(requirement, key: key, window: scope?.reuseSeconds ?? 0, context: context) {
+            } else if let reused = reuse(requirement, key: key, window: request?.reuse ?? .none, context: context) {
                 return reused
             }
         }
@@ -52,8 +56,7 @@ struct DaemonAuthenticator: Authenticator {
         }
         guard slots.acquire(identity.uid) else {
             Log.line("uid \(identity.uid) pid \(identity.pid): prompt limit reached; request refused")
-            relay.refuseForLimit()
-            return .cancelled
+            return .notAllowed("too many prompts are waiting; try again later", cause: .condition(.promptLimit))
         }
         defer { slots.release(identity.uid) }
         let authenticator: PAMAuthenticator
@@ -64,13 +67,17 @@ struct DaemonAuthenticator: Authenticator {
         } catch {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }
-        let outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        var outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
+        if case .cancelled = outcome, relay.promptTimedOut {
+            outcome = .notAllowed(
+                "no answer to the prompt within \(relay.timeout) s", cause: .condition(.promptTimedOut))
+        }
         switch outcome {
         case .failed, .lockedOut, .unavailable:
             // What PAM said, never what was typed (a PAM message or status name only).
             let cause = outcome.cause.map { " (\($0))" } ?? ""
             Log.line("uid \(identity.uid) pid \(identity.pid): authentication: \(outcome)\(cause)")
-        case .proved, .cancelled:
+        case .proved, .cancelled, .notAllowed:
             break
         }
         if case .proved(let factors) = outcome {
@@ -82,26 +89,25 @@ struct DaemonAuthenticator: Authenticator {
         return outcome
     }
 
-    /// A context holding every proof remembered for the caller's key within the request's
+    /// A context holding every proof remembered for the caller's key within `request`'s
     /// window, for the facade to evaluate with before anything is asked (so a request that may
     /// not prompt is served by a proof it may reuse, as with Apple's reused `LAContext`); nil
     /// when the request asks for no window, the caller has no key, nothing is remembered, or
     /// `device` reports the screen locked (which forgets the session's proofs).
-    func reuseContext(device: (any DeviceStateSource)?) -> AuthenticationContext? {
-        guard let scope = relay.scope, scope.reuseSeconds > 0,
-            let terminal = CallerTerminal.read(pid: identity.pid, pidfd: scope.pidfd),
+    func reuseContext(for request: DaemonRequest, device: (any DeviceStateSource)?) -> AuthenticationContext? {
+        guard request.reuse.seconds > 0, let terminal = request.caller.terminal,
             let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
         else { return nil }
         let now = SystemClock().now()
         let found = [Factor.passcode, .biometry].compactMap {
-            proofs.reusable($0, key: key, window: scope.reuseSeconds, now: now)
+            proofs.reusable($0, key: key, window: request.reuse.seconds, now: now)
         }
         guard !found.isEmpty else { return nil }
         if device?.snapshot(readingBiometry: false).device.isLocked ?? false {
             proofs.clear(uid: key.uid, session: key.session)
             return nil
         }
-        var state = AuthenticationState(reuseSeconds: scope.reuseSeconds)
+        var state = AuthenticationState(reuseSeconds: request.reuse.seconds)
         for proof in found { state.proofs.record(proof) }
         return AuthenticationContext(state: state)
     }
@@ -109,15 +115,17 @@ struct DaemonAuthenticator: Authenticator {
     /// The first alternative of `requirement` whose factors all have a remembered proof within
     /// `window`: those proofs are put in the context (with the window, marked reused) and count
     /// as proved.
-    private func reuse(_ requirement: Requirement, key: ProofCache.Key, window: Int, context: AuthenticationContext)
-        -> AuthenticationOutcome?
-    {
+    private func reuse(
+        _ requirement: Requirement, key: ProofCache.Key, window: ReuseWindow, context: AuthenticationContext
+    ) -> AuthenticationOutcome? {
         let now = context.clock.now()
         for alternative in requirement.alternatives {
-            let found = alternative.factors.compactMap { proofs.reusable($0, key: key, window: window, now: now) }
+            let found = alternative.factors.compactMap {
+                proofs.reusable($0, key: key, window: window.seconds, now: now)
+            }
             guard !alternative.factors.isEmpty, found.count == alternative.factors.count else { continue }
             context.update { state in
-                state.setReuseSeconds(window)
+                state.setReuseSeconds(window.seconds)
                 for proof in found { state.proofs.record(proof) }
             }
             var proved = FactorSet()

@@ -14,8 +14,9 @@ import Synchronization
 /// - a `cancel`, or the client's disconnect, answers nil: the module aborts, the transaction
 ///   ends (`pam_end`) and the request is `errSecUserCanceled`; every later prompt of that
 ///   request is refused at once;
-/// - no answer in time answers nil too, and marks the request ``Ending/timedOut``: the
-///   connection reports `errSecInteractionNotAllowed` instead of the cancel;
+/// - no answer in time answers nil too, and marks the request as timed out
+///   (``promptTimedOut``): its authenticator reports the attempt as not allowed
+///   (`errSecInteractionNotAllowed`, cause ``KeygateError/Condition/promptTimedOut``), not as a cancel;
 /// - any other frame is out of order: the connection ends with an error frame, and the
 ///   request as cancelled.
 ///
@@ -25,14 +26,6 @@ import Synchronization
 /// the facade evaluated, or a module worked without a conversation) ends the request at its
 /// first prompt.
 final class PromptRelay: PassphraseSource {
-    /// Why a request's prompt ended without an answer, when the status must say so.
-    enum Ending: Sendable, Equatable {
-        /// Nothing came within `prompt-timeout` seconds.
-        case timedOut
-        /// No prompt slot was free (`max-prompts`, `max-prompts-per-user`).
-        case overLimit
-    }
-
     /// How the connection itself fared while a request read its socket.
     enum Loss: Sendable, Equatable {
         /// The client closed its end (or the socket failed).
@@ -41,14 +34,10 @@ final class PromptRelay: PassphraseSource {
         case refused
     }
 
-    /// What the request in flight may reuse and where it runs.
+    /// The request in flight and the id its prompts go under.
     struct Scope: Sendable {
         var requestID: UInt32
-        /// The reuse window the request asked for, 0...300 seconds.
-        var reuseSeconds: Int
-        /// The caller's pidfd, from which its terminal is read when a proof is needed (only
-        /// then: a plain request costs no /proc read).
-        var pidfd: Int32
+        var request: DaemonRequest
     }
 
     private struct State: Sendable {
@@ -56,7 +45,8 @@ final class PromptRelay: PassphraseSource {
         /// The request was cancelled, or the client left: no more prompts for it.
         var ended = false
         var loss: Loss?
-        var ending: Ending?
+        /// No answer came in time to one of this request's prompts.
+        var promptTimedOut = false
         /// The last request whose prompt went unanswered in time: its answer may still come.
         var timedOut: UInt32?
     }
@@ -79,20 +69,24 @@ final class PromptRelay: PassphraseSource {
         state.withLock { state in
             state.scope = scope
             state.ended = state.loss != nil
-            state.ending = nil
+            state.promptTimedOut = false
         }
     }
 
-    /// The request ended; returns why its prompt ended, when the status must say so.
-    func finish() -> Ending? {
+    /// The request ended.
+    func finish() {
         state.withLock { state in
-            defer {
-                state.scope = nil
-                state.ending = nil
-            }
-            return state.ending
+            state.scope = nil
+            state.promptTimedOut = false
         }
     }
+
+    /// Whether one of the request's prompts went unanswered within `prompt-timeout` (the
+    /// conversation then answered nil, which PAM reports as a cancel).
+    var promptTimedOut: Bool { state.withLock { $0.promptTimedOut } }
+
+    /// How long a prompt waits for its answer.
+    var timeout: Int { timeoutSeconds }
 
     /// Whether the client left or broke the protocol while a request read the socket (the
     /// connection then ends after that request).
@@ -112,9 +106,6 @@ final class PromptRelay: PassphraseSource {
         }
     }
 
-    /// Marks the request in flight as refused a prompt slot.
-    func refuseForLimit() { state.withLock { $0.ending = .overLimit } }
-
     // MARK: - PassphraseSource (the PAM thread's side)
 
     func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
@@ -133,7 +124,7 @@ final class PromptRelay: PassphraseSource {
             case nil:
                 state.withLock { state in
                     state.ended = true
-                    state.ending = .timedOut
+                    state.promptTimedOut = true
                     state.timedOut = requestID
                 }
                 return nil

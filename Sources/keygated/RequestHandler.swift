@@ -34,58 +34,53 @@ struct RequestHandler: Sendable {
         }
     }
 
-    /// The reply to a request after hello.
-    func reply(to message: Message, keychain caller: CallerKeychain) -> Message {
+    /// The reply to `request`, made after hello, on the caller's keychain.
+    func reply(to request: DaemonRequest, keychain caller: CallerKeychain) -> Message {
         let keychain = caller.keychain
-        switch message {
+        switch request.operation {
         case .status:
             return .statusReply(
                 StatusPayload(
                     mode: "daemon", uid: identity.uid, gid: identity.gid, pid: identity.pid,
                     executable: identity.executable, daemonVersion: Self.daemonVersion,
                     pidfdSource: identity.pidfdSource))
-        case .add(let request):
+        case .add(let add):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                try await keychain.add(request)
+                try await keychain.add(add)
                 return .done
             }
-        case .copyMatching(let query, let reuseSeconds):
+        case .copyMatching(let query):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
-                return .items(try await keychain.copyMatching(query, context: context))
+                .items(try await keychain.copyMatching(query, context: proofContext(request, keychain: caller)))
             }
-        case .update(let query, let changes, let reuseSeconds):
+        case .update(let query, let changes):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
-                try await keychain.update(query, changes: changes, context: context)
+                try await keychain.update(query, changes: changes, context: proofContext(request, keychain: caller))
                 return .done
             }
-        case .delete(let query, let reuseSeconds):
+        case .delete(let query):
             return Self.outcome { () async throws(KeygateError) -> Message in
-                let context = try proofContext(reuseSeconds: reuseSeconds, keychain: caller)
-                try await keychain.delete(query, context: context)
+                try await keychain.delete(query, context: proofContext(request, keychain: caller))
                 return .done
             }
         case .lock:
             return lock()
-        case .auditShow, .auditVerify:
-            return auditReply(to: message)
-        default:
-            // The sequence check lets only requests reach here; anything else is a daemon bug.
-            return Message(KeygateError(.badReq, "not a request"))
+        case .auditShow(let limit):
+            return auditReply { trail throws(KeygateError) in .auditRecords(try trail.show(limit: limit)) }
+        case .auditVerify:
+            return auditReply { trail throws(KeygateError) in
+                let (records, problem) = try trail.verify()
+                return .auditVerified(records: records, problem: problem)
+            }
         }
     }
 
-    /// The context a copyMatching, update or delete runs in, for a request carrying
-    /// `reuseSeconds`: refused above 300 s (`errSecParam`, before the facade is called).
-    /// The context holds the proofs the daemon remembers for the caller within that window
-    /// (``DaemonAuthenticator/reuseContext(device:)``), so a request that may not prompt can
-    /// still be served by them; nil (the keychain's own fresh context) when there are none.
-    private func proofContext(reuseSeconds: UInt32, keychain: CallerKeychain) throws(KeygateError)
-        -> AuthenticationContext?
-    {
-        try ReuseWindow.check(reuseSeconds)
-        return keychain.authenticator?.reuseContext(device: keychain.device)
+    /// The context a copyMatching, update or delete runs in: the proofs the daemon remembers
+    /// for the caller within the request's window (``DaemonAuthenticator/reuseContext(for:device:)``),
+    /// so a request that may not prompt can still be served by them; nil (the keychain's own
+    /// fresh context) when there are none.
+    private func proofContext(_ request: DaemonRequest, keychain: CallerKeychain) -> AuthenticationContext? {
+        keychain.authenticator?.reuseContext(for: request, device: keychain.device)
     }
 
     /// The reply to `lock`: the caller's reusable proofs are forgotten, then `done`.

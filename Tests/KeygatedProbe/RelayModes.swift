@@ -91,8 +91,8 @@ struct RelayClient {
                 guard let data = items.first?.data else { fail("no data") }
                 print(data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
                 exit(0)
-            case .error(let status, let text, _):
-                print("error \(status) \(text)")
+            case .error(let status, let text, let cause):
+                print("error \(status) \(text)" + (cause.map { " [cause \($0)]" } ?? ""))
                 exit(1)
             default:
                 fail("unexpected reply")

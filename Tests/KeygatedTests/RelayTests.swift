@@ -90,7 +90,15 @@ import Testing
         let read = try world.relay(as: a, "silent", "gated", "me")
         #expect(read.lines.first?.hasPrefix("prompt 1 ") == true, "\(read.output)")
         #expect(read.lines.last?.hasPrefix("error -25308") == true, "\(read.output)")
+        #expect(read.lines.last?.hasSuffix("[cause promptTimedOut]") == true, "\(read.output)")
         #expect(Date().timeIntervalSince(started) < 15)
+        // The attempt is recorded as what it was (not a cancel by the user), with the same reason.
+        let records = try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
+        let attempt = try #require(records.last { $0.op == "authenticate" }, "\(records.map(\.fields))")
+        #expect(attempt.decision == "notAllowed", "\(attempt.fields)")
+        #expect(attempt.fields["status"] as? Int == -25308, "\(attempt.fields)")
+        let reasons = attempt.fields["reasons"] as? [String] ?? []
+        #expect(reasons.contains("outcome: not allowed: no answer to the prompt within 1 s"), "\(attempt.fields)")
         // The connection is still usable afterwards: the daemon ended the transaction, not the client.
         #expect(try world.relay(as: a, "answer", "gated", "me", answer: "pass-a").lines.last == "the-value")
     }
@@ -107,7 +115,11 @@ import Testing
         #expect(try world.daemon.probe(as: b, "get", "plain", "me").lines == ["plain-b"])
         let refused = try world.relay(as: b, "answer", "gated", "me", answer: "pass-b")
         #expect(refused.lines.last?.hasPrefix("error -25308") == true, "\(refused.output)")
+        #expect(refused.lines.last?.hasSuffix("[cause promptLimit]") == true, "\(refused.output)")
         #expect(!refused.output.contains("prompt 1"))
+        let attempts = try AuditTrailTests.records(try world.daemon.probe(as: b, "audit-show", "0"))
+            .filter { $0.op == "authenticate" }
+        #expect(attempts.last?.decision == "notAllowed", "\(attempts.map(\.fields))")
         kill(hanging.process.processIdentifier, SIGKILL)
         #expect(hanging.finish() != nil)
         // The disconnect ended A's PAM transaction: its slot is free again and B's prompt is served.

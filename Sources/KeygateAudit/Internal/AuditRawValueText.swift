@@ -38,6 +38,7 @@ extension AuditEvent.Verdict {
         case .cancelled: "cancelled"
         case .lockedOut: "lockedOut"
         case .unavailable: "unavailable"
+        case .notAllowed: "notAllowed"
         case .recovered: "recovered"
         case .restarted: "restarted"
         }

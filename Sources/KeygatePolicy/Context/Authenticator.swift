@@ -10,6 +10,9 @@
 /// Duties of a conforming type:
 /// - never report `proved` unless every factor of one alternative was proved and recorded;
 /// - report a cancel as ``AuthenticationOutcome/cancelled``, whatever code the mechanism gave;
+/// - report a prompt that could not be shown or answered for a reason the user did not choose
+///   (no answer in time, no free prompt slot, nobody to ask) as
+///   ``AuthenticationOutcome/notAllowed(_:cause:)``, with that reason as its cause;
 /// - refuse to try a factor that the context says is locked out;
 /// - never keep, log or return a passphrase.
 public protocol Authenticator: Sendable {
@@ -76,23 +79,29 @@ public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
     /// The mechanism cannot be used (not configured, no device); the reason names it, and
     /// `cause` says what failed underneath when the mechanism knows (a PAM status).
     case unavailable(String, cause: KeygateError.Cause? = nil)
+    /// No prompt could be shown or answered, for a reason the user did not choose (no answer
+    /// in time, too many prompts waiting, nobody to ask): Apple's answer to a prompt that may
+    /// not be shown. The reason names it; `cause` says which (a ``KeygateError/Condition``).
+    /// Like a cancel, it ends the attempt: no other alternative is asked.
+    case notAllowed(String, cause: KeygateError.Cause? = nil)
 
     /// The status a keychain call reports for this outcome, nil for `proved` (spec §4.5):
     /// cancel → `errSecUserCanceled`; failure and lockout → `errSecAuthFailed`;
-    /// unavailable → `errSecNotAvailable`.
+    /// unavailable → `errSecNotAvailable`; not allowed → `errSecInteractionNotAllowed`.
     public var status: KeygateStatus? {
         switch self {
         case .proved: nil
         case .failed, .lockedOut: .authFailed
         case .cancelled: .userCanceled
         case .unavailable: .notAvailable
+        case .notAllowed: .interactionNotAllowed
         }
     }
 
     /// What failed underneath a failure or an unavailable mechanism, when the mechanism said.
     public var cause: KeygateError.Cause? {
         switch self {
-        case .failed(_, _, let cause), .unavailable(_, let cause): cause
+        case .failed(_, _, let cause), .unavailable(_, let cause), .notAllowed(_, let cause): cause
         case .proved, .cancelled, .lockedOut: nil
         }
     }
@@ -106,6 +115,7 @@ public enum AuthenticationOutcome: Hashable, Sendable, CustomStringConvertible {
         case .lockedOut(let factor, let until):
             "\(factor) is locked out after too many failures" + (until.map { " until \($0)" } ?? "")
         case .unavailable(let reason, _): "unavailable: \(reason)"
+        case .notAllowed(let reason, _): "not allowed: \(reason)"
         }
     }
 }
@@ -114,7 +124,7 @@ extension Requirement {
     /// Tries the alternatives in order with `prove` (one call per factor), as every
     /// authenticator must: the first alternative whose factors are all proved wins; a factor
     /// that fails, is locked out or is unavailable moves on to the next alternative; a cancel
-    /// ends everything at once. When no alternative succeeds, the last failure is returned.
+    /// or a prompt not allowed ends everything at once. When no alternative succeeds, the last failure is returned.
     public func prove(_ prove: (Factor) async -> AuthenticationOutcome) async -> AuthenticationOutcome {
         var last = AuthenticationOutcome.unavailable("nothing can satisfy the requirement")
         alternatives: for alternative in alternatives {
@@ -124,8 +134,8 @@ extension Requirement {
                 switch outcome {
                 case .proved(let factors):
                     proved.formUnion(factors)
-                case .cancelled:
-                    return .cancelled
+                case .cancelled, .notAllowed:
+                    return outcome
                 case .failed, .lockedOut, .unavailable:
                     last = outcome
                     continue alternatives
