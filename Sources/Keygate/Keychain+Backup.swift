@@ -29,7 +29,8 @@ extension Keychain {
         var entries: [BackupArchive.Entry] = []
         for record in try candidates(filter, context: context).alive
         where !record.fields.accessControl.protection.isThisDeviceOnly {
-            let ruleIDs = try refuseEarly(.export, record.fields)
+            let rules = decide(.export, record.fields)
+            let ruleIDs = try refuseEarly(rules, .export, record.fields)
             switch try await gate(
                 record.fields.accessControl, .read, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: "Export a backup", audited: .export, ruleIDs: ruleIDs)
@@ -37,7 +38,8 @@ extension Keychain {
             case .allowed:
                 guard
                     try await review(
-                        .export, record.fields, context: context, interaction: interaction, prompt: "Export a backup")
+                        rules, .export, record.fields, context: context, interaction: interaction,
+                        prompt: "Export a backup")
                 else { continue }
                 do {
                     entries.append(BackupArchive.Entry(fields: record.fields, data: try store.open(record)))
@@ -101,14 +103,15 @@ extension Keychain {
             }
             var reviewed = fields
             reviewed.accessControl = control
-            let ruleIDs = try refuseEarly(.import, reviewed)
+            let rules = decide(.import, reviewed)
+            let ruleIDs = try refuseEarly(rules, .import, reviewed)
             guard
                 case .allowed(let decision) = try await gate(
                     control, .add, item: fields.identity, context: context, interaction: .fail,
                     prompt: "Import a backup", audited: .import, ruleIDs: ruleIDs)
             else { throw KeygateError(.internalError, "import was neither allowed nor refused") }
             fields.accessControl = decision.bindingEnrollment.map { control.bound(to: $0) } ?? control
-            try await review(.import, fields, context: context, interaction: .fail, prompt: "Import a backup")
+            try await review(rules, .import, fields, context: context, interaction: .fail, prompt: "Import a backup")
             items.append(NewItem(fields: fields, data: entry.data))
         }
         do {

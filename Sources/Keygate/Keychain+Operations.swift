@@ -45,11 +45,13 @@ extension Keychain {
             synchronizable: request.synchronizable)
         let interaction = Self.interaction(request.authenticationUI, context)
         let prompt = "Add \(identity.service)"
-        let ruleIDs = try refuseEarly(
-            .add,
-            ItemFields(
-                identity: identity, label: request.label, generic: request.generic, accessControl: control,
-                created: clock.now(), modified: clock.now()))
+        // The rules decide once, on the item as it will be (binding it to the enrollment set
+        // changes nothing a rule looks at).
+        let planned = ItemFields(
+            identity: identity, label: request.label, generic: request.generic, accessControl: control,
+            created: clock.now(), modified: clock.now())
+        let rules = decide(.add, planned)
+        let ruleIDs = try refuseEarly(rules, .add, planned)
         guard
             case .allowed(let decision) = try await gate(
                 control, .add, item: identity, context: context, interaction: interaction, prompt: prompt,
@@ -60,7 +62,7 @@ extension Keychain {
         let fields = ItemFields(
             identity: identity, label: request.label, generic: request.generic, accessControl: bound, created: now,
             modified: now)
-        try await review(.add, fields, context: context, interaction: interaction, prompt: prompt)
+        try await review(rules, .add, fields, context: context, interaction: interaction, prompt: prompt)
         try auditor.commit()  // the decision's record first: nothing is added without it
         do {
             try store.insert([NewItem(fields: fields, data: request.data)])
@@ -129,12 +131,15 @@ extension Keychain {
             let fields = found.alive[index].fields
             let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
             guard query.returnData else {
-                guard
-                    try await review(
-                        .list, fields, context: context, interaction: interaction,
-                        prompt: "List \(fields.identity.service)")
-                else {
-                    continue
+                let rules = decide(.list, fields)
+                if !rules.addsNothing {
+                    guard
+                        try await review(
+                            rules, .list, fields, context: context, interaction: interaction,
+                            prompt: "List \(fields.identity.service)")
+                    else {
+                        continue
+                    }
                 }
                 try auditor.record(
                     AuditEvent(
@@ -148,7 +153,9 @@ extension Keychain {
             if case .damaged(let damage) = sweep { throw refuseDamaged(found.alive[index], damage, .read) }
             // Made only when someone is asked (a plain read asks no one).
             func prompt() -> String { query.operationPrompt ?? "Read \(fields.identity.service)" }
-            let ruleIDs = try refuseEarly(.read, fields)
+            // The rules decide once for this item: the refusal before the gate and the review after it.
+            let rules = decide(.read, fields)
+            let ruleIDs = try refuseEarly(rules, .read, fields)
             if let allowed = found.reusable(sweep, in: context) {
                 // The search's allow stands: recorded as the gate would, with no await.
                 try gateAllowed(
@@ -162,13 +169,11 @@ extension Keychain {
                 case .allowed: break
                 }
             }
-            // No rule object (the usual case): nothing to review, nothing to await.
-            switch organisationPolicy.review(PolicyAction.read, item: fields) {
-            case .proceed: break
-            case let verdict:
+            // No rule objects (the usual case): nothing to review, nothing to await.
+            if !rules.addsNothing {
                 guard
                     try await review(
-                        verdict, .read, fields, context: context, interaction: interaction, prompt: prompt())
+                        rules, .read, fields, context: context, interaction: interaction, prompt: prompt())
                 else {
                     continue
                 }
@@ -287,11 +292,12 @@ extension Keychain {
             var target = updated
             target.accessControl = reviewed.accessControl
             let moved = target.identity != record.fields.identity
-            var ruleIDs = try refuseEarly(.update, reviewed)
-            if moved {
-                for action in [PolicyAction.update, .add] {
-                    ruleIDs += try refuseEarly(action, target).filter { !ruleIDs.contains($0) }
-                }
+            // Each review decided once: before the gate (a refusal) and after it (the conditions).
+            let rules = decide(.update, reviewed)
+            let moves = moved ? [(PolicyAction.update, decide(.update, target)), (.add, decide(.add, target))] : []
+            var ruleIDs = try refuseEarly(rules, .update, reviewed)
+            for (action, decision) in moves {
+                ruleIDs += try refuseEarly(decision, action, target).filter { !ruleIDs.contains($0) }
             }
             switch try await gate(
                 record.fields.accessControl, .update, item: record.fields.identity, context: context,
@@ -300,10 +306,9 @@ extension Keychain {
             case .skipped, .invalidated: continue
             case .allowed: break
             }
-            try await review(.update, reviewed, context: context, interaction: interaction, prompt: prompt)
-            if moved {
-                try await review(.update, target, context: context, interaction: interaction, prompt: prompt)
-                try await review(.add, target, context: context, interaction: interaction, prompt: prompt)
+            try await review(rules, .update, reviewed, context: context, interaction: interaction, prompt: prompt)
+            for (action, decision) in moves {
+                try await review(decision, action, target, context: context, interaction: interaction, prompt: prompt)
             }
             if let control = newControl {
                 // A new class or access control must be one an add would accept now.
@@ -372,7 +377,9 @@ extension Keychain {
             _ = try await gate(
                 record.fields.accessControl, .delete, item: record.fields.identity, context: context,
                 interaction: interaction, prompt: prompt)
-            try await review(.delete, record.fields, context: context, interaction: interaction, prompt: prompt)
+            try await review(
+                decide(.delete, record.fields), .delete, record.fields, context: context, interaction: interaction,
+                prompt: prompt)
         }
         guard !found.alive.isEmpty else { return }
         try auditor.commit()  // the decisions' record first: nothing is deleted without it

@@ -5,77 +5,58 @@ import KeygateStore
 // freshness bounds) and access-group grants. Every verdict that names rules is audited with
 // their ids; a refusal names them in its error.
 extension Keychain {
-    /// Applies the organisation policy to one item; may prove extra requirements, or the
-    /// item's own access control again when a freshness bound makes older proofs not count.
-    /// - Returns: false when a prompt is needed and the call says `skip` (leave the item out).
-    @discardableResult
-    func review(
-        _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext, interaction: InteractionPolicy,
-        prompt: @autoclosure () -> String
-    ) async throws(KeygateError) -> Bool {
-        try await review(
-            organisationPolicy.review(action, item: fields), action, fields, context: context, interaction: interaction,
-            prompt: prompt())
+    /// The organisation's decision on `action` for the item with `fields`: asked once per item
+    /// and operation; ``refuseEarly(_:_:_:)`` and ``review(_:_:_:context:interaction:prompt:)`` act on it.
+    func decide(_ action: PolicyAction, _ fields: ItemFields) -> PolicyDecision {
+        organisationPolicy.review(action, item: fields)
     }
 
-    /// Applies the organisation policy's `verdict` on one item, as ``review(_:_:context:interaction:prompt:)``
-    /// does: a caller that found the verdict to be `proceed` need not call (or await) this at all.
-    /// - Returns: false when a prompt is needed and the call says `skip` (leave the item out).
-    func review(
-        _ verdict: OrganisationVerdict, _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext,
-        interaction: InteractionPolicy, prompt: @autoclosure () -> String
-    ) async throws(KeygateError) -> Bool {
-        switch verdict {
-        case .proceed:
-            return true
-        case .deny(let rule, let reason):
-            try refuse(action, fields, ruleIDs: [rule], status: .deniedByPolicy, reason: reason)
-        case .refuse(let ruleIDs, let status, let reason):
-            try refuse(action, fields, ruleIDs: ruleIDs, status: status, reason: reason)
-        case .require(let requirement, let rule):
-            return try await meet(
-                action, fields, ruleIDs: [rule], requirements: [requirement], freshWithin: nil,
-                explanation: "needs \(requirement)", context: context, interaction: interaction, prompt: prompt())
-        case .conditions(let ruleIDs, let requirements, let freshWithin, let explanation):
-            return try await meet(
-                action, fields, ruleIDs: ruleIDs, requirements: requirements, freshWithin: freshWithin,
-                explanation: explanation, context: context, interaction: interaction, prompt: prompt())
-        }
-    }
-
-    /// Refuses before anything else is decided or anyone is asked for a proof, when a rule
-    /// forbids the operation (any matching forbid wins) or the item is below a minimum.
+    /// Refuses before anything else is decided or anyone is asked for a proof, when `decision`
+    /// denies (a forbid, or an item below a minimum).
     /// - Returns: the ids of the rules that add to the item's own access control, so the
     ///   evaluator's records name them too.
-    @discardableResult
-    func refuseEarly(_ action: PolicyAction, _ fields: ItemFields) throws(KeygateError) -> [String] {
-        switch organisationPolicy.review(action, item: fields) {
-        case .deny(let rule, let reason):
-            try refuse(action, fields, ruleIDs: [rule], status: .deniedByPolicy, reason: reason)
-        case .refuse(let ruleIDs, let status, let reason):
-            try refuse(action, fields, ruleIDs: ruleIDs, status: status, reason: reason)
-        case .proceed:
-            return []
-        case .require(_, let rule):
-            return [rule]
-        case .conditions(let ruleIDs, _, _, _):
-            return ruleIDs
+    func refuseEarly(_ decision: PolicyDecision, _ action: PolicyAction, _ fields: ItemFields) throws(KeygateError)
+        -> [String]
+    {
+        if case .deny(let status) = decision.outcome {
+            try refuse(action, fields, decision: decision, status: status)
         }
+        return decision.decidingRules
+    }
+
+    /// Applies `decision` (the organisation's, on `action` for this item) once the item's own
+    /// access control allowed it: may prove extra requirements, or the item's access control
+    /// again when a freshness bound makes older proofs not count. A decision that adds nothing
+    /// needs no call (and no await).
+    /// - Returns: false when a prompt is needed and the call says `skip` (leave the item out).
+    @discardableResult
+    func review(
+        _ decision: PolicyDecision, _ action: PolicyAction, _ fields: ItemFields, context: AuthenticationContext,
+        interaction: InteractionPolicy, prompt: @autoclosure () -> String
+    ) async throws(KeygateError) -> Bool {
+        if case .deny(let status) = decision.outcome {
+            try refuse(action, fields, decision: decision, status: status)
+        }
+        if decision.addsNothing { return true }
+        return try await meet(
+            action, fields, decision: decision, context: context, interaction: interaction, prompt: prompt())
     }
 
     /// Audits and throws a refusal naming the rules.
     private func refuse(
-        _ action: PolicyAction, _ fields: ItemFields, ruleIDs: [String], status: KeygateStatus, reason: String
+        _ action: PolicyAction, _ fields: ItemFields, decision: PolicyDecision, status: KeygateStatus
     ) throws(KeygateError) -> Never {
+        let ruleIDs = decision.decidingRules
         let names = ruleIDs.map { "'\($0)'" }.joined(separator: ", ")
         let error = KeygateError(
-            status, "\(action) of \(fields.identity) denied by rule\(ruleIDs.count == 1 ? "" : "s") \(names): \(reason)"
+            status,
+            "\(action) of \(fields.identity) denied by rule\(ruleIDs.count == 1 ? "" : "s") \(names): \(decision.summary)"
         )
         try auditor.record(
             AuditEvent(
-                kind: Self.auditKind(action), item: fields.identity,
+                kind: AuditEvent.Kind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: .deny, status: status,
-                notes: [.organisationRule(reason)]))
+                notes: decision.reasons.map { .organisationRule($0) }))
         throw error
     }
 
@@ -90,10 +71,12 @@ extension Keychain {
         var state = context.state
         if let freshWithin { state.setReuseSeconds(min(state.reuseSeconds, freshWithin)) }
         var unmet: [Requirement] = []
+        // Reading and exporting decrypt, as an update does: the item's own control is asked
+        // again under the bound.
         if freshWithin != nil, action == .read || action == .update || action == .export {
             state.interaction = .allow
-            let operation: Operation = action == .update ? .update : .read
-            let decision = evaluator.evaluate(fields.accessControl, operation: operation, state: state, now: now)
+            let decision = evaluator.evaluate(
+                fields.accessControl, operation: action.evaluatedOperation, state: state, now: now)
             switch decision.outcome {
             case .allow: break
             case .authenticate(let requirement): unmet.append(requirement)
@@ -107,20 +90,22 @@ extension Keychain {
     }
 
     private func meet(
-        _ action: PolicyAction, _ fields: ItemFields, ruleIDs: [String], requirements: [Requirement],
-        freshWithin: Int?, explanation: String, context: AuthenticationContext, interaction: InteractionPolicy,
-        prompt: String
+        _ action: PolicyAction, _ fields: ItemFields, decision: PolicyDecision, context: AuthenticationContext,
+        interaction: InteractionPolicy, prompt: String
     ) async throws(KeygateError) -> Bool {
+        let ruleIDs = decision.decidingRules
+        let requirements = decision.requirements.map(\.requirement)
+        let freshWithin = decision.freshWithin
         let names = ruleIDs.map { "'\($0)'" }.joined(separator: ", ")
         var pending = try unmet(
             action, fields, requirements: requirements, freshWithin: freshWithin, context: context)
         let now = context.clock.now()
         try auditor.record(
             AuditEvent(
-                kind: Self.auditKind(action), item: fields.identity,
+                kind: AuditEvent.Kind(action), item: fields.identity,
                 accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
                 decision: pending.isEmpty ? .allow : .authenticate,
-                notes: [.organisationRule(explanation)] + pending.map { .needs($0) },
+                notes: decision.reasons.map { .organisationRule($0) } + pending.map { .needs($0) },
                 factors: AuditEvent.ProvedFactor.all(in: context.state, at: now)))
         if pending.isEmpty { return true }
         switch interaction {
@@ -132,7 +117,7 @@ extension Keychain {
         }
         while let requirement = pending.first {
             let outcome = await authenticate(
-                requirement, prompt: prompt, operation: Operation(rawValue: action.rawValue), item: fields.identity,
+                requirement, prompt: prompt, operation: action.operation, item: fields.identity,
                 context: context)
             guard case .proved = outcome else {
                 throw KeygateError(
@@ -156,13 +141,8 @@ extension Keychain {
         // then `groups` itself is the answer (no new array per call).
         var allowed: [String]?
         for (position, group) in groups.enumerated() {
-            let refusal: (ruleIDs: [String], reason: String)?
-            switch organisationPolicy.reviewAccessGroup(group) {
-            case .refuse(let ruleIDs, _, let reason): refusal = (ruleIDs, reason)
-            case .deny(let rule, let reason): refusal = ([rule], reason)
-            case .proceed, .require, .conditions: refusal = nil
-            }
-            guard let refusal else {
+            let refusal = organisationPolicy.reviewAccessGroup(group)
+            guard !refusal.isAllowed else {
                 allowed?.append(group)
                 continue
             }
@@ -174,20 +154,10 @@ extension Keychain {
                 AuditEvent(
                     kind: .entitlement, item: ItemIdentity(accessGroup: group, account: "", service: ""),
                     ruleIDs: refusal.ruleIDs, decision: .deny, status: .missingEntitlement,
-                    notes: [.organisationGrant(refusal.reason)]))
-            throw KeygateError(.missingEntitlement, "the caller may not use access group '\(group)': \(refusal.reason)")
+                    notes: [.organisationGrant(refusal.explanation)]))
+            throw KeygateError(
+                .missingEntitlement, "the caller may not use access group '\(group)': \(refusal.explanation)")
         }
         return allowed ?? groups
-    }
-
-    static func auditKind(_ action: PolicyAction) -> AuditEvent.Kind {
-        switch action {
-        case .add: .add
-        case .read, .list: .read
-        case .update: .update
-        case .delete: .delete
-        case .export: .export
-        case .import: .import
-        }
     }
 }

@@ -176,7 +176,7 @@ public final class Keychain: Sendable {
         interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
         ruleIDs: [String] = []
     ) async throws(KeygateError) -> Gate {
-        let kind = kind ?? Self.auditKind(operation)
+        let kind = kind ?? AuditEvent.Kind(operation)
         readBiometry(for: control, context: context)
         for _ in 0...Self.maximumRounds {
             var state = context.state
@@ -222,7 +222,7 @@ public final class Keychain: Sendable {
         // Made in the call, so it is moved into the auditor, not copied.
         try auditor.record(
             AuditEvent(
-                Self.auditKind(operation), item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
+                AuditEvent.Kind(operation), item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
                 factors: context.reading { AuditEvent.ProvedFactor.all(in: $0, at: now) }))
     }
 
@@ -259,15 +259,6 @@ public final class Keychain: Sendable {
             return .unavailable(error.message)
         }
         return outcome
-    }
-
-    static func auditKind(_ operation: Operation) -> AuditEvent.Kind {
-        switch operation {
-        case .read: .read
-        case .add: .add
-        case .update: .update
-        case .delete: .delete
-        }
     }
 
     /// Audits a store failure after an allowed decision (a collision, a tampered value).

@@ -37,36 +37,13 @@ public struct RulesOrganisationPolicy: OrganisationPolicy {
             accessControl: fields.accessControl)
     }
 
-    /// Reviews the four item operations through ``review(_:item:)-(PolicyAction,_)``.
-    public func review(_ operation: Operation, item fields: ItemFields) -> OrganisationVerdict {
-        let action: PolicyAction =
-            switch operation {
-            case .add: .add
-            case .read: .read
-            case .update: .update
-            case .delete: .delete
-            }
-        return review(action, item: fields)
-    }
-
-    /// The combined verdict of every matching rule (see ``KeygatePolicy/PolicyDecision``).
-    public func review(_ action: PolicyAction, item fields: ItemFields) -> OrganisationVerdict {
-        let decision = store.policies.decide(request(action, item: fields))
-        switch decision.outcome {
-        case .deny(let status):
-            return .refuse(ruleIDs: decision.decidingRules, status: status, reason: decision.summary)
-        case .allow:
-            guard !decision.decidingRules.isEmpty else { return .proceed }
-            return .conditions(
-                ruleIDs: decision.decidingRules, requirements: decision.requirements.map(\.requirement),
-                freshWithin: decision.freshWithin, explanation: decision.summary)
-        }
+    /// The combined decision of every matching rule (see ``KeygatePolicy/PolicyDecision``).
+    public func review(_ action: PolicyAction, item fields: ItemFields) -> PolicyDecision {
+        store.policies.decide(request(action, item: fields))
     }
 
     /// Refuses an access group some grant names when no grant of it names this program.
-    public func reviewAccessGroup(_ accessGroup: String) -> OrganisationVerdict {
-        let decision = store.policies.entitlement(program: program, accessGroup: accessGroup)
-        if decision.isAllowed { return .proceed }
-        return .refuse(ruleIDs: decision.ruleIDs, status: .missingEntitlement, reason: decision.explanation)
+    public func reviewAccessGroup(_ accessGroup: String) -> EntitlementDecision {
+        store.policies.entitlement(program: program, accessGroup: accessGroup)
     }
 }

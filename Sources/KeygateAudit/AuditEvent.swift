@@ -32,6 +32,22 @@ public struct AuditEvent: Hashable, Sendable {
         /// The trail's head was brought forward over records written past it (a crash or a
         /// failed head write between a record and its head), automatically or by `keygate audit repair`.
         case recover
+
+        /// The kind of a record deciding `action` (a `list` is recorded as a read: it decides
+        /// what a read may see).
+        public init(_ action: PolicyAction) {
+            switch action {
+            case .add: self = .add
+            case .read, .list: self = .read
+            case .update: self = .update
+            case .delete: self = .delete
+            case .export: self = .export
+            case .import: self = .import
+            }
+        }
+
+        /// The kind of a record deciding `operation`.
+        public init(_ operation: Operation) { self.init(PolicyAction(operation)) }
     }
 
     /// What was decided, or how an authentication attempt ended: the record's `decision`.

@@ -29,7 +29,9 @@ extension AuditNote {
             return Requirement(description: requirement).map { .requirement($0) }
         }
         if let outcome = after("outcome: ") { return Self.outcome(outcome).map { .outcome($0) } }
-        if let explanation = after("organisationRule: ") { return .organisationRule(explanation) }
+        if let reason = after("organisationRule: ") {
+            return PolicyReason(description: reason).map { .organisationRule($0) }
+        }
         if let requirement = after("needs ") { return Requirement(description: requirement).map { .needs($0) } }
         if let reason = after("organisationGrant: ") { return .organisationGrant(reason) }
         if let rest = after("kept the "), let end = rest.firstRange(of: " rules in force: "),

@@ -23,8 +23,8 @@ public enum AuditNote: Hashable, Sendable {
     case outcome(AuthenticationOutcome)
     /// A factor locked out after too many failures (`passcode locked out: …`).
     case lockedOut(Factor, AuthenticationOutcome)
-    /// An organisation rule's explanation (`organisationRule: …`).
-    case organisationRule(String)
+    /// What one organisation rule did in the decision (`organisationRule: rule 'x' forbids read`).
+    case organisationRule(PolicyReason)
     /// A requirement an organisation rule still needs proved (`needs …`).
     case needs(Requirement)
     /// An organisation grant that refused an access group (`organisationGrant: …`).
@@ -147,7 +147,7 @@ extension AuditNote: CustomStringConvertible {
         case .requirement(let requirement): "requirement: \(requirement)"
         case .outcome(let outcome): "outcome: \(outcome)"
         case .lockedOut(let factor, let outcome): "\(factor) locked out: \(outcome)"
-        case .organisationRule(let explanation): "organisationRule: \(explanation)"
+        case .organisationRule(let reason): "organisationRule: \(reason)"
         case .needs(let requirement): "needs \(requirement)"
         case .organisationGrant(let reason): "organisationGrant: \(reason)"
         case .attributesOnly: "attributesOnly: attributes only; the value is not read"

@@ -29,7 +29,21 @@ import Testing
         .outcome(.cancelled), .outcome(.unavailable("no PAM service")),
         .lockedOut(.passcode, .lockedOut(.passcode, until: nil)),
         .lockedOut(.biometry, .lockedOut(.biometry, until: Timestamp(seconds: 1_800_000_000))),
-        .organisationRule("reads need a fresh passcode"), .needs(Requirement([.passcode])),
+        .organisationRule(PolicyReason(ruleID: "fresh-reads", action: .read, effect: .freshWithin(seconds: 30))),
+        .organisationRule(PolicyReason(ruleID: "no-export", action: .export, effect: .forbids)),
+        .organisationRule(PolicyReason(ruleID: "strong", action: .add, effect: .minimumMet("devicePasscode"))),
+        .organisationRule(
+            PolicyReason(
+                ruleID: "strong", action: .update, effect: .minimumNotMet("devicePasscode", item: "userPresence"))),
+        .organisationRule(
+            PolicyReason(ruleID: "strong", action: .add, effect: .minimumNotMet("devicePasscode", item: nil))),
+        .organisationRule(
+            PolicyReason(ruleID: "strong", action: .read, effect: .minimumForItemsWritten("devicePasscode"))),
+        .organisationRule(
+            PolicyReason(
+                ruleID: "two", action: .delete,
+                effect: .alsoRequires(Requirement([FactorSet([FactorSet(.passcode), FactorSet(.biometry)])])))),
+        .needs(Requirement([.passcode])),
         .organisationGrant("no grant names /usr/bin/x"), .attributesOnly,
         .policyKept(rules: 3, message: "b.policy:2:38: bad"),
         .policyLoaded(rules: 2, grants: 1, paths: ["/etc/keygate/a.policy", "/b"]),
@@ -38,6 +52,8 @@ import Testing
         .proofReused(.passcode, window: 60), .proofReused(.biometry, window: 300),
         .unrecognised("someFutureNote: from a newer version"),
     ]
+
+    static let alicesRule = PolicyReason(ruleID: "alice's rule", action: .read, effect: .forbids)
 
     @Test(arguments: reasons)
     func everyReasonReadsBackFromItsText(_ reason: DecisionReason) {
@@ -87,11 +103,12 @@ import Testing
         let item = ItemIdentity(accessGroup: "g", account: "alice", service: "api")
         let event = AuditEvent(
             kind: .read, item: item, decision: .deny, status: .decode, reasons: [.classAvailable(.whenUnlocked)],
-            notes: [.storeFailure("read of api/alice@g: damaged"), .organisationRule("alice's rule")])
+            notes: [.storeFailure("read of api/alice@g: damaged"), .organisationRule(Self.alicesRule)])
         let redacted = event.redacted(under: Array("k".utf8))
         let hmac = try #require(redacted.item?.account)
         #expect(hmac.hasPrefix("hmac-sha256:"))
-        #expect(redacted.notes == [.storeFailure("read of api/\(hmac)@g: damaged"), .organisationRule("alice's rule")])
+        #expect(
+            redacted.notes == [.storeFailure("read of api/\(hmac)@g: damaged"), .organisationRule(Self.alicesRule)])
         #expect(redacted.reasons == event.reasons)
         #expect(!AuditEventTests.record(redacted).line.contains("api/alice"))
     }

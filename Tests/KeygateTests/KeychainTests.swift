@@ -336,11 +336,16 @@ import Testing
     @Test(arguments: Backend.allCases)
     func organisationPolicyHook(_ backend: Backend) async throws {
         struct NoDeletes: OrganisationPolicy {
-            func review(_ operation: Operation, item fields: ItemFields) -> OrganisationVerdict {
-                switch operation {
-                case .delete: .deny(rule: "no-deletes", reason: "recovery keys are kept")
-                case .read: .require(Requirement([.passcode]), rule: "passcode-to-read")
-                default: .proceed
+            func review(_ action: PolicyAction, item fields: ItemFields) -> PolicyDecision {
+                switch action {
+                case .delete:
+                    PolicyDecision(reasons: [PolicyReason(ruleID: "no-deletes", action: action, effect: .forbids)])
+                case .read:
+                    PolicyDecision(reasons: [
+                        PolicyReason(
+                            ruleID: "passcode-to-read", action: action, effect: .alsoRequires(Requirement([.passcode])))
+                    ])
+                default: PolicyDecision()
                 }
             }
         }

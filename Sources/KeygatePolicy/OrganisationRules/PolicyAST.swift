@@ -222,3 +222,30 @@ extension PolicyEffect {
         }
     }
 }
+
+extension PolicyAction {
+    /// The action that is `operation`: each access-control operation is an action of the same name.
+    public init(_ operation: Operation) {
+        switch operation {
+        case .add: self = .add
+        case .read: self = .read
+        case .update: self = .update
+        case .delete: self = .delete
+        }
+    }
+
+    /// The access-control operation of the same name; nil for `export`, `import` and `list`,
+    /// which the item's access control does not name.
+    public var operation: Operation? { Operation(rawValue: rawValue) }
+
+    /// The operation the item's own access control is evaluated for: an export reads, an
+    /// import adds, and a list is checked as strictly as a delete.
+    public var evaluatedOperation: Operation {
+        switch self {
+        case .add, .import: .add
+        case .update: .update
+        case .delete, .list: .delete
+        case .read, .export: .read
+        }
+    }
+}

@@ -36,8 +36,42 @@ public struct PolicyDecision: Hashable, Sendable {
     public internal(set) var freshWithin: Int?
     /// The rules whose freshness bound is ``freshWithin``.
     public internal(set) var freshRules: [String] = []
-    /// One line per deciding rule, saying what it did.
-    public internal(set) var explanation: [String] = []
+    /// What each deciding rule did, in rule order: for a denial the forbidding or violated
+    /// rules' reasons, else those of every rule with an effect on this operation.
+    public internal(set) var reasons: [PolicyReason] = []
+
+    /// No rule objects or adds anything: the item's own access control alone.
+    public init() {}
+
+    /// A decision made outside a policy set (an ``OrganisationPolicy`` written in code): denied
+    /// with `status` by `reasons` when one of them denies, else allowed with every requirement
+    /// the reasons add and the tightest freshness bound they set.
+    public init(reasons: [PolicyReason], status: KeygateStatus = .deniedByPolicy) {
+        let denying = reasons.filter(\.denies)
+        let deciding = denying.isEmpty ? reasons : denying
+        self.reasons = deciding
+        for reason in deciding where decidingRules.last != reason.ruleID { decidingRules.append(reason.ruleID) }
+        matchedRules = decidingRules
+        if !denying.isEmpty {
+            outcome = .deny(status)
+            return
+        }
+        for reason in deciding {
+            switch reason.effect {
+            case .alsoRequires(let requirement):
+                requirements.append(FactorRequirement(rule: reason.ruleID, requirement: requirement))
+            case .freshWithin(let seconds):
+                if freshWithin.map({ seconds < $0 }) ?? true {
+                    freshWithin = seconds
+                    freshRules = [reason.ruleID]
+                } else if freshWithin == seconds {
+                    freshRules.append(reason.ruleID)
+                }
+            case .forbids, .minimumMet, .minimumNotMet, .minimumForItemsWritten:
+                break
+            }
+        }
+    }
 
     /// True when the outcome is a denial.
     public var isDenied: Bool {
@@ -45,10 +79,14 @@ public struct PolicyDecision: Hashable, Sendable {
         return false
     }
 
-    /// The deciding rules and explanation, in one line.
+    /// Whether nothing beyond the item's own access control applies (no rule had an effect).
+    public var addsNothing: Bool { !isDenied && decidingRules.isEmpty }
+
+    /// The reasons, in one line.
     public var summary: String {
-        explanation.isEmpty
-            ? "no rule applies: the item's own access control alone" : explanation.joined(separator: "; ")
+        reasons.isEmpty
+            ? "no rule applies: the item's own access control alone"
+            : reasons.map(\.description).joined(separator: "; ")
     }
 }
 
@@ -61,4 +99,16 @@ public struct EntitlementDecision: Hashable, Sendable {
     public let ruleIDs: [String]
     /// A sentence for errors and audit records.
     public let explanation: String
+
+    /// A decision on a group.
+    public init(isAllowed: Bool, ruleIDs: [String], explanation: String) {
+        self.isAllowed = isAllowed
+        self.ruleIDs = ruleIDs
+        self.explanation = explanation
+    }
+
+    /// The group is allowed because no grant names it.
+    public static func ungranted(_ accessGroup: String) -> EntitlementDecision {
+        EntitlementDecision(isAllowed: true, ruleIDs: [], explanation: "no grant names '\(accessGroup)'")
+    }
 }

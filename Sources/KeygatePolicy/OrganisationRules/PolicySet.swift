@@ -51,11 +51,10 @@ public struct PolicySet: Sendable {
     /// Decides `request`: see ``PolicyDecision`` for the combination.
     public func decide(_ request: PolicyRequest) -> PolicyDecision {
         var decision = PolicyDecision()
-        var forbidding: [String] = []
-        var violated: [String] = []
-        var violations: [String] = []
+        var forbidding: [PolicyReason] = []
+        var violations: [PolicyReason] = []
         var effective: [String] = []
-        var notes: [String] = []
+        var notes: [PolicyReason] = []
         // Worked out only when a matching rule sets a minimum (most requests meet none).
         var situations: StrengthAnalysis.SituationSet??
         func itemSituations() -> StrengthAnalysis.SituationSet? {
@@ -69,25 +68,25 @@ public struct PolicySet: Sendable {
             guard compiled.matches(request) else { continue }
             let rule = compiled.rule
             decision.matchedRules.append(rule.name)
+            func reason(_ effect: PolicyReason.Effect) -> PolicyReason {
+                PolicyReason(ruleID: rule.name, action: request.action, effect: effect)
+            }
             for (clauseIndex, clause) in rule.clauses.enumerated() where clause.actions.contains(request.action) {
                 if effective.last != rule.name { effective.append(rule.name) }
                 switch clause.effect {
                 case .forbid:
-                    if forbidding.last != rule.name { forbidding.append(rule.name) }
+                    if forbidding.last?.ruleID != rule.name { forbidding.append(reason(.forbids)) }
                 case .atLeast:
                     let text = PolicyPrinter.minimumText(clause.effect)
                     if let minimum = compiled.minimums[clauseIndex], let itemSituations = itemSituations() {
                         if itemSituations.isSubset(of: minimum) {
-                            notes.append("rule '\(rule.name)' requires at least \"\(text)\": met")
+                            notes.append(reason(.minimumMet(text)))
                         } else {
-                            if violated.last != rule.name { violated.append(rule.name) }
-                            violations.append(
-                                "rule '\(rule.name)' requires at least \"\(text)\"; "
-                                    + "\(request.accessControl.map { "\"\(PolicyPrinter.minimumText(of: $0))\"" } ?? "the item") is weaker"
-                            )
+                            let item = request.accessControl.map { PolicyPrinter.minimumText(of: $0) }
+                            violations.append(reason(.minimumNotMet(text, item: item)))
                         }
                     } else {
-                        notes.append("rule '\(rule.name)' requires at least \"\(text)\" for items written")
+                        notes.append(reason(.minimumForItemsWritten(text)))
                     }
                 case .fresh(let seconds):
                     if decision.freshWithin.map({ seconds < $0 }) ?? true {
@@ -96,33 +95,40 @@ public struct PolicySet: Sendable {
                     } else if decision.freshWithin == seconds {
                         decision.freshRules.append(rule.name)
                     }
-                    notes.append("rule '\(rule.name)' requires proofs no older than \(seconds)s for \(request.action)")
+                    notes.append(reason(.freshWithin(seconds: seconds)))
                 case .factors(let requirement):
                     decision.requirements.append(.init(rule: rule.name, requirement: requirement))
-                    notes.append("rule '\(rule.name)' also requires \(requirement) for \(request.action)")
+                    notes.append(reason(.alsoRequires(requirement)))
                 }
             }
         }
         if !forbidding.isEmpty {
             decision.outcome = .deny(.deniedByPolicy)
-            decision.decidingRules = forbidding
-            decision.explanation = forbidding.map { "rule '\($0)' forbids \(request.action)" }
-        } else if !violated.isEmpty {
+            decision.decidingRules = forbidding.map(\.ruleID)
+            decision.reasons = forbidding
+        } else if !violations.isEmpty {
             decision.outcome = .deny(.deniedByPolicy)
-            decision.decidingRules = violated
-            decision.explanation = violations
+            decision.decidingRules = Self.distinct(violations.map(\.ruleID))
+            decision.reasons = violations
         } else {
             decision.decidingRules = effective
-            decision.explanation = notes
+            decision.reasons = notes
         }
         return decision
+    }
+
+    /// `ids` with each run of one id kept once (a rule's reasons come together).
+    private static func distinct(_ ids: [String]) -> [String] {
+        var kept: [String] = []
+        for id in ids where kept.last != id { kept.append(id) }
+        return kept
     }
 
     /// Whether `program` may use `accessGroup`: yes when no grant names the group, else only
     /// when a grant of the group matches the program (an unknown program matches only `*`).
     public func entitlement(program: String?, accessGroup: String) -> EntitlementDecision {
         guard let named = grants[accessGroup], !named.isEmpty else {
-            return EntitlementDecision(isAllowed: true, ruleIDs: [], explanation: "no grant names '\(accessGroup)'")
+            return .ungranted(accessGroup)
         }
         let matching = named.filter { grant in
             grant.programs.contains { pattern in program.map { Glob(pattern).matches($0) } ?? (pattern == "*") }

@@ -88,7 +88,8 @@ struct PolicyExplainCommand: Command {
             }
         }
         members.append(JSONMember("combinedRequirement", .array(combined.map { JSONNode(.string($0)) })))
-        let lines = entitlement.isAllowed ? decision.explanation : [entitlement.explanation] + decision.explanation
+        let reasons = decision.reasons.map(\.description)
+        let lines = entitlement.isAllowed ? reasons : [entitlement.explanation] + reasons
         members.append(
             JSONMember(
                 "explanation",
@@ -98,18 +99,5 @@ struct PolicyExplainCommand: Command {
                     })))
         context.console.out(JSONValue.object(members).rendered)
         return .success
-    }
-}
-
-extension PolicyAction {
-    /// The operation the item's own access control is evaluated for (a `list` is checked as
-    /// strictly as a delete, as before).
-    var evaluatedOperation: KeygatePolicy.Operation {
-        switch self {
-        case .add, .import: .add
-        case .update: .update
-        case .delete, .list: .delete
-        case .read, .export: .read
-        }
     }
 }
