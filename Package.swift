@@ -38,7 +38,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         // The audit trail: typed events, the hash chain, sinks (the JSON Lines file writer), the
         // streaming verifier and redaction.
-        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "CSodium", "CNettle"]),
+        .target(name: "KeygateAudit", dependencies: ["KeygatePolicy", "KeygateItems", "CSodium", "CNettle"]),
         // Nettle (Debian nettle-dev): module map and shim header only. Its SHA-256 picks the
         // processor's SHA instructions at run time (libsodium's is portable C, about five times
         // slower per byte), for the audit chain; libsodium keeps HMAC and randomness.
@@ -121,8 +121,12 @@ let package = Package(
             path: "Benchmarks/Suite"),
 
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
-        .testTarget(name: "KeygateAuditTests", dependencies: ["KeygateAudit", "KeygatePolicy", "KeygateTesting"]),
-        .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateTesting"]),
+        .testTarget(
+            name: "KeygateAuditTests",
+            dependencies: [
+                "KeygateAudit", "KeygatePolicy", "KeygateItems", "KeygateStore", "Keygate", "KeygateTesting",
+            ]),
+        .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateAudit", "KeygateTesting"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],

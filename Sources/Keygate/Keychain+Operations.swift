@@ -18,7 +18,9 @@ extension Keychain {
     /// it is committed in the item's own transaction (one flush for both); a refused or failed
     /// add's record is flushed before the call throws.
     public func add(_ request: AddRequest, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try await auditor.collecting { () async throws(KeygateError) in try await performAdd(request, context: given) }
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
+            try await within(auditor).performAdd(request, context: given)
+        }
     }
 
     func performAdd(_ request: AddRequest, context given: AuthenticationContext?) async throws(KeygateError) {
@@ -65,7 +67,7 @@ extension Keychain {
         try await review(rules, .add, fields, context: context, interaction: interaction, prompt: prompt)
         try auditor.commit()  // the decision's record first: nothing is added without it
         do {
-            try store.insert([NewItem(fields: fields, data: request.data)])
+            try store.insert([NewItem(fields: fields, data: request.data)], joining: auditor.call)
         } catch {
             auditFailure(.add, identity, bound, error)
             throw error
@@ -89,8 +91,8 @@ extension Keychain {
     {
         // One record for the call's decisions, written before any value is returned.
         var results: [MatchedItem] = []
-        try await auditor.collectingCall { () async throws(KeygateError) in
-            results = try await performCopyMatching(query, context: given)
+        try await auditor.collectingCall { (auditor) async throws(KeygateError) in
+            results = try await within(auditor).performCopyMatching(query, context: given)
         }
         return results
     }
@@ -208,8 +210,8 @@ extension Keychain {
     public func update(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext? = nil)
         async throws(KeygateError)
     {
-        try await auditor.collecting { () async throws(KeygateError) in
-            try await performUpdate(query, changes: changes, context: given)
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
+            try await within(auditor).performUpdate(query, changes: changes, context: given)
         }
     }
 
@@ -334,7 +336,7 @@ extension Keychain {
         }
         try auditor.commit()  // the decisions' record first: nothing changes without it
         do {
-            try store.replace(replacements)
+            try store.replace(replacements, joining: auditor.call)
         } catch {
             for replacement in replacements {
                 auditFailure(.update, replacement.fields.identity, replacement.fields.accessControl, error)
@@ -352,7 +354,9 @@ extension Keychain {
     /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches;
     ///   `errSecNotAvailable` when another process changed an item meanwhile (nothing is deleted).
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try await auditor.collecting { () async throws(KeygateError) in try await performDelete(query, context: given) }
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
+            try await within(auditor).performDelete(query, context: given)
+        }
     }
 
     func performDelete(_ query: ItemQuery, context given: AuthenticationContext?) async throws(KeygateError) {
@@ -383,7 +387,8 @@ extension Keychain {
         }
         guard !found.alive.isEmpty else { return }
         try auditor.commit()  // the decisions' record first: nothing is deleted without it
-        try store.delete(found.alive)  // only as read: an item changed meanwhile deletes nothing
+        // Only as read: an item changed meanwhile deletes nothing.
+        try store.delete(found.alive, joining: auditor.call)
     }
 
     // MARK: - Helpers
@@ -517,7 +522,7 @@ extension Keychain {
         }
         if !goneIndices.isEmpty {
             try auditor.commit()  // the removals' records first: when they cannot be written nothing is removed
-            try store.delete(gone)
+            try store.delete(gone, joining: auditor.call)
         }
         found.removed = goneIndices.count
         return found

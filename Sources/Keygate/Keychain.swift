@@ -76,6 +76,29 @@ public final class Keychain: Sendable {
         self.auditor = auditor ?? Auditor(sink: NoopAuditSink(), isRequired: false, clock: clock)
     }
 
+    /// This keychain with `auditor` (a facade call's, ``KeygateAudit/Auditor/collecting(_:)``)
+    /// in place of its own: what one call's steps run on, so its records are collected for that
+    /// call and its item write commits them (``KeygateAudit/Auditor/call``). Itself when the
+    /// auditor is its own (auditing off, or already the call's).
+    func within(_ auditor: Auditor) -> Keychain {
+        auditor.call === self.auditor.call ? self : Keychain(self, auditor: auditor)
+    }
+
+    /// A copy of `keychain` recording through `auditor`.
+    private init(_ keychain: Keychain, auditor: Auditor) {
+        store = keychain.store
+        accessGroups = keychain.accessGroups
+        singleGroups = keychain.singleGroups
+        authenticator = keychain.authenticator
+        evaluator = keychain.evaluator
+        device = keychain.device
+        organisationPolicy = keychain.organisationPolicy
+        clock = keychain.clock
+        attempts = keychain.attempts
+        defaultInteraction = keychain.defaultInteraction
+        self.auditor = auditor
+    }
+
     // MARK: - Shared steps
 
     /// The context for one call: the caller's, or a fresh one; bound to this keychain's clock

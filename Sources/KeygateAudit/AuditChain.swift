@@ -68,7 +68,7 @@ public enum AuditVerification: Hashable, Sendable, CustomStringConvertible {
     /// repair`, cuts it off and records that.
     case tornTail(records: Int, head: UInt64, bytes: Int)
     /// The trail's `records` records are in place, and `held` more that follow them are held
-    /// in the item store (``AuditAnchorStore/heldAuditRecords(for:)``): a power loss took them
+    /// in the item store (``AuditAnchorKeeper/heldRecords()``): a power loss took them
     /// from the trail after the store had committed them with their items. Not tampering: the
     /// next record, or `keygate audit repair`, writes them back and records that.
     case heldInStore(records: Int, held: Int)
@@ -104,7 +104,7 @@ public enum AuditVerifier {
     /// Records past the head that chain correctly from it are ``AuditVerification/headBehind(records:head:)``,
     /// not tampering; a head that matches no record is.
     ///
-    /// With an `anchor` (the copy of the head the item store keeps, ``AuditAnchorStore``), a
+    /// With an `anchor` (the copy of the head the item store keeps, ``AuditAnchorKeeper``), a
     /// trail that does not reach it, started from another genesis, or holds another record at
     /// its sequence number is broken too: it was deleted, restarted or cut back with its head.
     /// The anchor may lag the trail.

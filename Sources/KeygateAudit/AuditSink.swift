@@ -21,8 +21,15 @@ public protocol AuditSink: Sendable {
     /// Seals `event` at `time` as the next record and stores it, with the same duties and the
     /// same trail as ``append(_:at:)``, but returns nothing: what the ``Auditor`` calls, which
     /// never looks at the record (a sink may then skip making it: the file sink writes the
-    /// line from the bytes it rendered). The default appends it.
-    func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError)
+    /// line from the bytes it rendered). Inside a facade's `call`, a sink that can may hold the
+    /// record for the call's item write instead of flushing it now (``AuditCall``), provided it
+    /// is durable by the time the call settles. The default appends it.
+    func store(_ event: AuditEvent, at time: Timestamp, in call: AuditCall?) throws(KeygateError)
+
+    /// Seals `events` at `time` as the next records and stores them, as
+    /// ``append(contentsOf:at:)`` does, returning nothing; inside `call` as
+    /// ``store(_:at:in:)``. The default appends them.
+    func store(contentsOf events: [AuditEvent], at time: Timestamp, in call: AuditCall?) throws(KeygateError)
 }
 
 extension AuditSink {
@@ -35,9 +42,20 @@ extension AuditSink {
         return records
     }
 
-    /// Appends `event` and drops the record.
+    /// Seals `event` at `time` as the next record and stores it outside any facade call
+    /// (``store(_:at:in:)`` with no call): durable as the sink is configured before it returns.
     public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+        try store(event, at: time, in: nil)
+    }
+
+    /// Appends `event` and drops the record (nothing is held for `call`).
+    public func store(_ event: AuditEvent, at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
         _ = try append(event, at: time)
+    }
+
+    /// Appends `events` and drops the records (nothing is held for `call`).
+    public func store(contentsOf events: [AuditEvent], at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
+        _ = try append(contentsOf: events, at: time)
     }
 }
 
@@ -84,8 +102,13 @@ public final class InMemoryAuditSink: AuditSink {
     /// Keeps `event` as the next record, as ``append(_:at:)`` does, without sealing it now: it
     /// is sealed when the trail is looked at (``head``, ``records``), into the record
     /// ``append(_:at:)`` would have returned. The ``Auditor``'s path, which never looks at the record.
-    public func store(_ event: AuditEvent, at time: Timestamp) {
+    public func store(_ event: AuditEvent, at time: Timestamp, in call: AuditCall?) {
         state.withLock { $0.sealed.append((event, time)) }
+    }
+
+    /// Keeps `event` as the next record (``store(_:at:in:)`` outside a call); never fails.
+    public func store(_ event: AuditEvent, at time: Timestamp) {
+        store(event, at: time, in: nil)
     }
 
     /// Brings `head` over the entries stored since it was last current.

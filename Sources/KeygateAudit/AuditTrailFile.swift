@@ -1,4 +1,5 @@
 import Glibc
+public import KeygateItems
 public import KeygatePolicy
 
 /// Reads a trail written by ``JSONLinesAuditSink`` back, and verifies it, a chunk at a time:
@@ -45,11 +46,13 @@ public enum AuditTrailFile {
     /// last line is taken for the start of the first of them), not cut back. A trail that
     /// runs past its head and ends exactly at the last of them is intact: that record,
     /// committed with its item, stands for the head.
+    /// With `limit`, only the first `limit` bytes are read (a snapshot's: ``AuditTrailSnapshot``).
     static func verify(
-        descriptor: Int32, path: String, head: AuditHead?, anchor: AuditHead?, held: [HeldAuditRecord] = []
+        descriptor: Int32, path: String, head: AuditHead?, anchor: AuditHead?, held: [HeldAuditRecord] = [],
+        limit: off_t? = nil
     ) throws(KeygateError) -> (verdict: AuditVerification, check: AuditChainCheck, tornTail: Int?) {
         var check = AuditChainCheck(head: head, anchor: anchor, file: path)
-        var reader = TrailLineReader(descriptor: descriptor, path: path)
+        var reader = TrailLineReader(descriptor: descriptor, path: path, limit: limit)
         while let line = try reader.next() {
             let going = line.length > line.bytes.count ? check.addOversizedLine(of: line.length) : check.add(line.bytes)
             guard going else { return (check.result, check, nil) }
@@ -116,7 +119,7 @@ public enum AuditTrailFile {
     /// the store holds past the trail's end (a power loss) are checked as its continuation
     /// (``AuditVerification/heldInStore(records:held:)``).
     public static func verify(
-        at path: String, anchors: (any AuditAnchorStore)? = nil, privacy: FilePrivacy = .ownerOnly
+        at path: String, anchors: (any MetadataStore)? = nil, privacy: FilePrivacy = .ownerOnly
     ) throws(KeygateError) -> AuditVerification {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .io)
         let descriptor = try PrivateFile.open(path, flags: O_RDONLY, privacy: privacy, status: .io)
@@ -129,8 +132,9 @@ public enum AuditTrailFile {
         case .damaged(let problem): return .broken(sequence: 1, reason: "the head file is damaged: \(problem)")
         case .found(let found): head = found
         }
-        let anchor = try anchors?.auditAnchor(for: path)
-        let held = try anchors?.heldAuditRecords(for: path) ?? []
+        let keeper = anchors.map { AuditAnchorKeeper(store: $0, trail: path) }
+        let anchor = try keeper?.anchor()
+        let held = try keeper?.heldRecords() ?? []
         guard let descriptor else { return AuditChainCheck(head: head, anchor: anchor, file: path).result }
         return try verify(descriptor: descriptor, path: path, head: head, anchor: anchor, held: held).verdict
     }
@@ -147,6 +151,8 @@ struct TrailLineReader {
 
     let descriptor: Int32
     let path: String
+    /// How many bytes are read, nil: to the end of the file.
+    let limit: off_t?
     private var buffer = [UInt8](repeating: 0, count: 1 << 16)
     private var start = 0
     private var end = 0
@@ -155,9 +161,10 @@ struct TrailLineReader {
     /// After the last line: the length of a partial line at the end of the file, or nil.
     private(set) var tornTail: Int?
 
-    init(descriptor: Int32, path: String) {
+    init(descriptor: Int32, path: String, limit: off_t? = nil) {
         self.descriptor = descriptor
         self.path = path
+        self.limit = limit
     }
 
     /// The next complete, non-empty line, or nil at the end of the file.
@@ -195,7 +202,8 @@ struct TrailLineReader {
 
     private mutating func fill() throws(KeygateError) {
         while true {
-            let got = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            let wanted = limit.map { Int(min(off_t(buffer.count), max($0 - offset, 0))) } ?? buffer.count
+            let got = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, offset) }
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else {
                 throw KeygateError(.io, "cannot read \(path): \(String(cString: strerror(errno)))")

@@ -17,19 +17,23 @@ extension JSONLinesAuditSink {
     /// newline in one `write`. Any other append (the first, one after the lock was given up,
     /// one that starts a flush, one after a failed flush, every one under
     /// ``Durability/eachRecord``) is made as ``append(_:at:)`` makes it.
+    /// Under ``Durability/eachRecord``, inside a facade's `call`, the record may be held for the
+    /// call's item write (see the type's discussion).
     /// - Throws: `errSecIO` when the record cannot be written (nothing of it is left in the
     ///   trail), as ``append(_:at:)``.
-    public func store(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) {
+    public func store(_ event: AuditEvent, at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
         guard case .groupCommit(let count) = durability else {
-            _ = try append(event, at: time)
+            _ = try write([event], at: time, in: call)
             return
         }
+        if let call, keeper != nil { call.touch(self) }
         try shared.state.withLock { (state: inout State) throws(KeygateError) in
             do throws(KeygateError) {
                 guard state.locked, state.trail >= 0, state.size >= 0, state.headFile >= 0,
                     state.pending + 1 < count, !flushFailure.hasFailed
                 else {
-                    _ = try write([event], at: time, restartingAnchor: false, reread: false, state: &state)
+                    _ = try write(
+                        [event], at: time, in: call, restartingAnchor: false, reread: false, state: &state)
                     return
                 }
                 try appendBetweenFlushes(event, at: time, state: &state)
@@ -40,6 +44,14 @@ extension JSONLinesAuditSink {
                 throw error
             }
         }
+    }
+
+    /// Seals and stores `events` together, as ``append(contentsOf:at:)`` does (one write, and
+    /// as the durability says one flush, for all of them), returning nothing; inside a facade's
+    /// `call` they may be held for its item write, as ``store(_:at:in:)``.
+    public func store(contentsOf events: [AuditEvent], at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
+        guard !events.isEmpty else { return }
+        _ = try write(events, at: time, in: call)
     }
 
     /// Seals and writes `event` while the sink holds the lock between flushes: the head moves

@@ -3,12 +3,12 @@ import Glibc
 public import KeygatePolicy
 import Synchronization
 
-// Records held in the item store (issue 10): inside a facade call (``Auditor/collecting(_:)``),
-// a ``JSONLinesAuditSink/Durability/eachRecord`` sink whose anchor store can hold records
-// (``AuditAnchorStore/holdsAuditRecords``) writes a record to the trail (the page cache: it
-// survives `kill -9`) and offers it to the store instead of `fdatasync`ing it; the store's next
-// item transaction inserts it, with the item, in one commit. Before the call returns the sink
-// settles: records a committed transaction holds are durable; any others are `fdatasync`ed then.
+// Riding the item commit: inside a facade call (``Auditor/collecting(_:)``), a
+// ``JSONLinesAuditSink/Durability/eachRecord`` sink whose anchor is kept in an item store writes
+// a record to the trail (the page cache: it survives `kill -9`) and offers it (``AuditOffer``)
+// instead of `fdatasync`ing it; the call's item write (handed the ``AuditCall``) commits it with
+// the item, in one commit. Before the call returns the sink settles: records a committed write
+// holds are durable; any others are `fdatasync`ed then.
 
 extension JSONLinesAuditSink {
     /// How many records the store may hold for a trail before an append flushes instead
@@ -16,33 +16,31 @@ extension JSONLinesAuditSink {
     public static let heldLimit = 64
 
     /// The facade call to hold new records through sequence number `last` for, when they may
-    /// be held: inside a call (``AuditCall/holding``), under ``Durability/eachRecord``, with a
-    /// store that holds records, `last` no more than ``heldLimit`` past the last record known
+    /// be held: inside a `call`, under ``Durability/eachRecord``, with an anchor kept in an item
+    /// store, `last` no more than ``heldLimit`` past the last record known
     /// durable in the trail (the store may keep them in a ring of that many: a record it
     /// overwrites must be durable), and no records of another writer taken over on this append
     /// (`recovered`: those are flushed, never built on unflushed).
-    func holdingCall(through last: UInt64, recovered: Bool, state: State) -> AuditCall? {
-        guard mayHoldRecords, !recovered, let call = AuditCall.holding, state.durable <= last,
+    func holdingCall(_ call: AuditCall?, through last: UInt64, recovered: Bool, state: State) -> AuditCall? {
+        guard mayHoldRecords, !recovered, let call, state.durable <= last,
             last - state.durable <= UInt64(Self.heldLimit)
         else { return nil }
         return call
     }
 
-    /// Whether this sink ever holds records (``Durability/eachRecord``, with an anchor store
-    /// that holds them): the ``Auditor`` names the call that may hold them
-    /// (``AuditCall/holding``) only to such a sink.
-    var mayHoldRecords: Bool { durability == .eachRecord && anchors?.holdsAuditRecords == true }
+    /// Whether this sink ever holds records: ``Durability/eachRecord``, with an anchor kept in an item store.
+    var mayHoldRecords: Bool { durability == .eachRecord && keeper != nil }
 
     /// Offers `records` (just written, not flushed) and the new `head` to the store, and leaves
     /// the head file for ``settle()`` (it is written only once the records are durable, so it
     /// never leads both the durable trail and the store).
     func hold(_ records: [AuditRecord], head: AuditHead, in call: AuditCall, state: inout State) {
-        if state.anchor?.genesis != head.genesis {
+        let first = state.anchor?.genesis != head.genesis
+        shared.offer.withLock { offer in
             // The store holds no anchor of this trail yet: the first rides with the records.
-            anchors?.offerAuditAnchor(head, for: path)
+            if first { offer.anchor = head }
+            offer.hold(records.map { HeldAuditRecord(sequence: $0.sequence, line: $0.line) }, head: head)
         }
-        anchors?.holdAuditRecords(
-            records.map { HeldAuditRecord(sequence: $0.sequence, line: $0.line) }, head: head, for: path)
         state.held += records.count
         state.unsettled = true
         state.headUnwritten = true
@@ -73,7 +71,6 @@ extension JSONLinesAuditSink {
         state.earlyFlushes += 1
         let shared = shared
         let path = path
-        let anchors = anchors
         Self.heldFlusher.async {
             let synced = Self.sync(descriptor, path: path)
             close(descriptor)
@@ -81,7 +78,7 @@ extension JSONLinesAuditSink {
                 state.heldFlushing = false
                 guard synced, state.trailFile == file, state.head.genesis == head.genesis else { return }
                 state.durable = max(state.durable, head.sequence)
-                anchors?.releaseHeldAuditRecords(through: head.sequence, for: path)
+                shared.offer.withLock { $0.release(through: head.sequence) }
                 state.releaseOffered = max(state.releaseOffered, head.sequence)
             }
         }
@@ -92,11 +89,11 @@ extension JSONLinesAuditSink {
     /// writes the release) when it holds any, or its release lags by half ``heldLimit`` (so a
     /// process that finds it there need not flush before it holds).
     func releaseHeld(through sequence: UInt64, state: inout State) {
-        guard let anchors else { return }
+        guard keeper != nil else { return }
         state.durable = max(state.durable, sequence)
         let lags = durability == .eachRecord && sequence >= state.releaseOffered &+ UInt64(Self.heldLimit / 2)
         guard state.held > 0 || lags else { return }
-        anchors.releaseHeldAuditRecords(through: sequence, for: path)
+        shared.offer.withLock { $0.release(through: sequence) }
         state.releaseOffered = max(state.releaseOffered, sequence)
         state.held = 0
     }
@@ -116,8 +113,8 @@ extension JSONLinesAuditSink {
         try shared.state.withLock { (state: inout State) throws(KeygateError) in
             guard state.unsettled else { return }
             state.unsettled = false
-            guard state.trail >= 0, let anchors else { return }
-            let flushed = anchors.withdrawHeldAuditRecords(for: path)
+            guard state.trail >= 0, keeper != nil else { return }
+            let flushed = shared.offer.withLock { $0.withdrawHeld() }
             if flushed {
                 guard Self.sync(state.trail, path: path) else {
                     let error = failure("cannot flush \(path)")
@@ -127,10 +124,10 @@ extension JSONLinesAuditSink {
                 }
                 releaseHeld(through: state.head.sequence, state: &state)
                 if anchorDue(state.head, state: state) {
-                    try anchors.saveAuditAnchor(state.head, for: path)
+                    try saveAnchor(state.head)
                     state.anchor = state.head
                 } else {
-                    anchors.offerAuditAnchor(state.head, for: path)
+                    offerAnchor(state.head)
                 }
             } else {
                 // Committed with the item, and the head with them as the anchor. The head file
@@ -162,17 +159,17 @@ extension JSONLinesAuditSink {
     /// records (the anchor is then asked for on its own). The store's release is the last
     /// record known durable.
     func heldOnLoad(_ state: inout State) throws(KeygateError) -> (last: UInt64?, anchor: AuditHead?)? {
-        guard let anchors, anchors.holdsAuditRecords else { return nil }
-        let extent = try anchors.heldAuditRecordExtent(for: path)
-        state.held = extent.count
-        state.durable = extent.released
-        state.releaseOffered = extent.released
-        return (extent.last, extent.anchor)
+        guard let keeper else { return nil }
+        let kept = try keeper.kept()
+        state.held = kept.count
+        state.durable = kept.released
+        state.releaseOffered = kept.released
+        return (kept.last, kept.anchor)
     }
 
     /// Lets go of every record the store holds for this trail (a trail restarted).
     func releaseAllHeld(_ state: inout State) {
-        anchors?.releaseHeldAuditRecords(through: .max, for: path)
+        shared.offer.withLock { $0.release(through: .max) }
         state.held = 0
         state.durable = 0
         state.releaseOffered = 0
@@ -198,8 +195,8 @@ extension JSONLinesAuditSink {
     func restore(state: inout State, size: off_t, genesis: String, restartingAnchor: Bool) throws(KeygateError)
         -> Restored?
     {
-        guard let anchors else { return nil }
-        let held = try anchors.heldAuditRecords(for: path)
+        guard let keeper else { return nil }
+        let held = try keeper.heldRecords()
         guard let last = held.last else { return nil }
         var whole = size
         var torn: [UInt8] = []

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+public import KeygateItems
 public import KeygatePolicy
 import Synchronization
 
@@ -23,7 +24,7 @@ import Synchronization
 /// (``repair(at:restartingAnchor:)`` does the same on demand). A file that does not chain
 /// from its head is refused (`errSecIO`), so a tampered trail stops auditing instead of being
 /// extended; so is one that no longer reaches the anchor kept in the store
-/// (``AuditAnchorStore``), when one is given.
+/// (``AuditAnchorKeeper``), when one is given.
 ///
 /// The anchor follows the durable trail at a cadence, not every record: it is saved (one store
 /// transaction) when the store holds none, or when a flush leaves the trail ``anchorInterval``
@@ -43,10 +44,10 @@ import Synchronization
 /// Durability is a trade-off:
 /// - ``Durability/eachRecord`` (the default): an acknowledged record survives `kill -9` and
 ///   power loss. Outside a facade call the trail is `fdatasync`ed before the append returns.
-///   Inside one (``Auditor/collecting(_:)``), with an anchor store that holds records
-///   (``AuditAnchorStore/holdsAuditRecords``), the records are written and *held* instead:
-///   offered to the store, whose next item transaction commits them (and the new head as
-///   the anchor) with the item, so one commit makes both durable; before the call returns it
+///   Inside one (``Auditor/collecting(_:)``), with an anchor kept in an item store, the
+///   records are written and *held* instead: offered to the call's item write (``AuditCall``),
+///   which commits them (and the new head as the anchor) with the item, so one commit makes
+///   both durable; before the call returns it
 ///   settles (``settle()``), `fdatasync`ing whatever no transaction committed (a read, a refusal,
 ///   a failed write). Each flush tells the store to release what it holds that far, and at
 ///   ``heldLimit`` held records an append flushes instead. After a power loss the first load
@@ -90,8 +91,8 @@ public final class JSONLinesAuditSink: AuditSink {
     /// Whether the trail, its head and their directory must be the effective user's own and
     /// private (``FilePrivacy``).
     public let privacy: FilePrivacy
-    /// Where the trail's anchor is kept (the item store), when anywhere.
-    public let anchors: (any AuditAnchorStore)?
+    /// Where the trail's anchor and held records are kept (in the item store), when anywhere.
+    public let keeper: AuditAnchorKeeper?
     /// How many records the anchor may lag the durable trail before a flush saves it in a
     /// transaction of its own (``defaultAnchorInterval`` unless told).
     public let anchorInterval: Int
@@ -159,9 +160,8 @@ public final class JSONLinesAuditSink: AuditSink {
         var locked = false
         /// Whether an idle release is scheduled.
         var releaseScheduled = false
-        /// How many of this trail's records the store holds (``AuditAnchorStore/holdAuditRecords(_:head:for:)``)
-        /// and has not been told to release: as found on load, plus those held since (a flush
-        /// then offers the store a release).
+        /// How many of this trail's records the store holds and has not been told to release:
+        /// as found on load, plus those held since (a flush then offers the store a release).
         var held = 0
         /// The last record known durable in the trail (flushed by this sink, or the store's
         /// release as last read): records are held no more than ``JSONLinesAuditSink/heldLimit`` past it.
@@ -202,6 +202,10 @@ public final class JSONLinesAuditSink: AuditSink {
     /// The state, in a box the idle releases share (they never hold the sink itself).
     final class Shared: Sendable {
         let state = Mutex(State())
+        /// What the sink offers the store (``AuditOffer``): taken by a call's item write
+        /// (``AuditCall/willCommit(into:)``) under the store's own lock, so never held while
+        /// another lock is taken (the state's lock may be held while it is).
+        let offer = Mutex(AuditOffer())
         /// Appends that kept the lock so far, counted under the state's lock: the idle release
         /// reads it without that lock, so a busy sink's release looks again later without
         /// waiting on (or spinning for) the lock an append holds.
@@ -251,18 +255,17 @@ public final class JSONLinesAuditSink: AuditSink {
     /// FIFO or device in place of either file is refused, never waited on.
     ///
     /// With `anchors` (the item store the trail audits, such as `SQLiteItemStore`), the trail's
-    /// head is also kept there (its anchor), and a trail that no longer reaches it (deleted with
+    /// head is also kept in its named rows (its anchor, ``AuditAnchorKeeper``), and a trail that no longer reaches it (deleted with
     /// its head, restarted, cut back below it) is refused (`errSecIO`) instead of being started
     /// afresh. The anchor is saved in a transaction of its own only when it is worth one: after
     /// the flush that makes the first durable record when the store holds no anchor for the
     /// trail, and after a flush that leaves the durable trail `anchorInterval` or more records
-    /// past the saved anchor. Every durable head is also offered to the store
-    /// (``AuditAnchorStore/offerAuditAnchor(_:for:)``), which writes it with its next item write
-    /// at no extra cost. So a read costs no store transaction, and the anchor lags the durable
+    /// past the saved anchor. Every durable head is also offered to the next item write a
+    /// facade call of this trail makes (``AuditCall``), which writes it at no extra cost. So a read costs no store transaction, and the anchor lags the durable
     /// trail by fewer than `anchorInterval` records unless they were written without an item
     /// write since (a cut-back with a consistent head is caught once it goes below the anchor).
     public convenience init(
-        path: String, durability: Durability = .eachRecord, anchors: (any AuditAnchorStore)? = nil,
+        path: String, durability: Durability = .eachRecord, anchors: (any MetadataStore)? = nil,
         privacy: FilePrivacy = .ownerOnly, anchorInterval: Int = JSONLinesAuditSink.defaultAnchorInterval
     ) {
         self.init(
@@ -274,13 +277,13 @@ public final class JSONLinesAuditSink: AuditSink {
     /// under group commit (tests prove the lock is kept with a long one), released by
     /// `releaser` (tests may give one of their own).
     init(
-        path: String, durability: Durability, anchors: (any AuditAnchorStore)?, privacy: FilePrivacy,
+        path: String, durability: Durability, anchors: (any MetadataStore)?, privacy: FilePrivacy,
         anchorInterval: Int, idleRelease: DispatchTimeInterval, releaser: IdleReleaser = .shared
     ) {
         shared = Shared(idleRelease: idleRelease, releaser: releaser)
         self.path = path
         self.durability = durability
-        self.anchors = anchors
+        self.keeper = anchors.map { AuditAnchorKeeper(store: $0, trail: path) }
         self.anchorInterval = max(anchorInterval, 1)
         self.privacy = privacy
         flusher = Self.flusher(for: durability)
@@ -332,7 +335,7 @@ public final class JSONLinesAuditSink: AuditSink {
     /// record says so.
     @discardableResult
     public func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        guard let record = try write([event], at: time).records.last else {
+        guard let record = try write([event], at: time, in: nil).records.last else {
             throw KeygateError(.internalError, "the audit record was not written")
         }
         return record
@@ -343,7 +346,7 @@ public final class JSONLinesAuditSink: AuditSink {
     @discardableResult
     public func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
         guard !events.isEmpty else { return [] }
-        let records = try write(events, at: time).records
+        let records = try write(events, at: time, in: nil).records
         guard records.count == events.count else {
             throw KeygateError(.internalError, "the audit records were not written")
         }
@@ -362,17 +365,20 @@ public final class JSONLinesAuditSink: AuditSink {
     /// moves to the trail. Only ever done when asked (`keygate audit repair --restart`).
     @discardableResult
     public func repair(at time: Timestamp, restartingAnchor: Bool = false) throws(KeygateError) -> AuditRepair? {
-        try write([], at: time, restartingAnchor: restartingAnchor, reread: true).repair
+        try write([], at: time, in: nil, restartingAnchor: restartingAnchor, reread: true).repair
     }
 
     /// Appends `events` under the locks, after a recovery record when one is due.
     /// - Returns: the records of `events`, and the repair when one was made.
-    private func write(
-        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool = false, reread: Bool = false
+    func write(
+        _ events: [AuditEvent], at time: Timestamp, in call: AuditCall?, restartingAnchor: Bool = false,
+        reread: Bool = false
     ) throws(KeygateError) -> (records: [AuditRecord], repair: AuditRepair?) {
-        try shared.state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
+        if let call, keeper != nil { call.touch(self) }
+        return try shared.state.withLock { (state: inout State) throws(KeygateError) -> ([AuditRecord], AuditRepair?) in
             do throws(KeygateError) {
-                return try write(events, at: time, restartingAnchor: restartingAnchor, reread: reread, state: &state)
+                return try write(
+                    events, at: time, in: call, restartingAnchor: restartingAnchor, reread: reread, state: &state)
             } catch {
                 // Whatever failed, read the trail again next time rather than trust what is held.
                 state.size = -1
@@ -383,7 +389,8 @@ public final class JSONLinesAuditSink: AuditSink {
     }
 
     func write(
-        _ events: [AuditEvent], at time: Timestamp, restartingAnchor: Bool, reread: Bool, state: inout State
+        _ events: [AuditEvent], at time: Timestamp, in call: AuditCall?, restartingAnchor: Bool, reread: Bool,
+        state: inout State
     ) throws(KeygateError) -> ([AuditRecord], AuditRepair?) {
         let size = try lockedTrail(&state)
         // Kept only by a group-commit append that does not flush (set last, on success).
@@ -432,9 +439,9 @@ public final class JSONLinesAuditSink: AuditSink {
                 try writeHead(head, state: &state)
                 state.headUnwritten = false
             }
-            if let anchors, loaded?.anchor != head {
+            if keeper != nil, loaded?.anchor != head {
                 guard Self.sync(state.trail, path: path) else { throw failure("cannot flush \(path)") }
-                try anchors.saveAuditAnchor(head, for: path)
+                try saveAnchor(head)
                 state.anchor = head
             }
             return ([], nil)
@@ -442,7 +449,7 @@ public final class JSONLinesAuditSink: AuditSink {
         let written = try append(records, to: state.trail, size: state.size)
         state.size += off_t(written)
         state.pending += records.count
-        if let call = holdingCall(through: head.sequence, recovered: loaded?.recovery != nil, state: state) {
+        if let call = holdingCall(call, through: head.sequence, recovered: loaded?.recovery != nil, state: state) {
             // In a facade call: held in the store's next item transaction instead of flushed here.
             hold(records, head: head, in: call, state: &state)
             return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
@@ -485,27 +492,18 @@ public final class JSONLinesAuditSink: AuditSink {
         // The anchor follows only what is durable, so it may lag the trail but never leads it:
         // saved when due (or after a failed background flush, whose save may not have run),
         // otherwise offered for the store's next item write.
-        if sync, let anchors {
+        if sync, keeper != nil {
             if failedBefore != nil || anchorDue(head, state: state) {
-                try anchors.saveAuditAnchor(head, for: path)
+                try saveAnchor(head)
                 state.anchor = head
             } else {
-                anchors.offerAuditAnchor(head, for: path)
+                offerAnchor(head)
             }
         }
         if sync, failedBefore != nil { flushFailure.set(nil) }
         if durability == .eachRecord { state.written = AuditTrailFileState(descriptor: state.trail) }
         if keepsLock { shared.appends.add(1, ordering: .relaxed) }
         return (sealedFrom == 0 ? records : Array(records[sealedFrom...]), repair)
-    }
-
-    /// Whether a durable `head` is worth an anchor transaction of its own: the store holds no
-    /// anchor for the trail (or one of another genesis), or `head` is ``anchorInterval`` or more
-    /// records past it.
-    func anchorDue(_ head: AuditHead, state: State) -> Bool {
-        guard anchors != nil else { return false }
-        guard let saved = state.anchor, saved.genesis == head.genesis else { return true }
-        return head.sequence >= saved.sequence &+ UInt64(anchorInterval)
     }
 
     /// Starts flushing the trail (as far as `head`) on `flusher`, after waiting for the flush
@@ -522,7 +520,8 @@ public final class JSONLinesAuditSink: AuditSink {
             return
         }
         state.pending = 0
-        let anchors = anchors
+        let keeper = keeper
+        let shared = shared
         let path = path
         let failure = flushFailure
         flusher.async {
@@ -533,11 +532,11 @@ public final class JSONLinesAuditSink: AuditSink {
                 return
             }
             guard saveAnchor else {
-                anchors?.offerAuditAnchor(head, for: path)
+                if keeper != nil { shared.offer.withLock { $0.anchor = head } }
                 return
             }
             do throws(KeygateError) {
-                try anchors?.saveAuditAnchor(head, for: path)
+                try Self.saveAnchor(head, keeper: keeper, shared: shared)
             } catch {
                 failure.set("cannot save the anchor: \(error.message)")
             }
@@ -768,7 +767,7 @@ public final class JSONLinesAuditSink: AuditSink {
         var loaded = Loaded(recovery: recovery)
         // Read with the held records when the store holds any (nothing this load did since is
         // committed: a restore writes the trail, a release is only offered).
-        if let held { loaded.anchor = held.anchor } else { loaded.anchor = try anchors?.auditAnchor(for: path) }
+        if let held { loaded.anchor = held.anchor } else { loaded.anchor = try keeper?.anchor() }
         state.anchor = loaded.anchor
         if let anchor = loaded.anchor, let problem = head.mismatch(with: anchor) {
             guard restartingAnchor else { throw KeygateError(.io, "\(path): \(problem); run 'keygate audit verify'") }

@@ -1,4 +1,3 @@
-// The store's API names the audit trail's types (``KeygateAudit/FilePrivacy``, the trail's anchor kept in
-// the database), so `import KeygateStore` brings them, and the trail's writer and reader, too.
-@_exported public import KeygateAudit
+// The store's API is made of the item values (``KeygateItems/ItemFields``, ``KeygateItems/SecretData``,
+// the transaction participants), so `import KeygateStore` brings them too.
 @_exported public import KeygateItems

@@ -1,12 +1,27 @@
+public import KeygateItems
 public import KeygatePolicy
 import Synchronization
 
 /// An item store in memory, for tests and short-lived processes. Values are kept in wiped
-/// buffers, not encrypted.
-public final class InMemoryItemStore: ItemStore {
+/// buffers, not encrypted. Its named rows (``KeygateItems/MetadataStore``) are a dictionary,
+/// changed with the items under one lock.
+public final class InMemoryItemStore: ItemStore, MetadataStore {
     private struct State {
         var nextID: Int64 = 1
         var items: [ItemID: (fields: ItemFields, data: SecretData)] = [:]
+        var metadata: [String: String] = [:]
+
+        mutating func apply(_ changes: [MetadataChange]) {
+            for change in changes {
+                switch change {
+                case .set(let name, let value): metadata[name] = value
+                case .raise(let name, let value):
+                    if metadata[name].map({ value > $0 }) ?? true { metadata[name] = value }
+                case .deleteRange(let from, let through):
+                    metadata = metadata.filter { !($0.key >= from && $0.key <= through) }
+                }
+            }
+        }
     }
 
     private let state = Mutex(State())
@@ -42,12 +57,41 @@ public final class InMemoryItemStore: ItemStore {
         return data
     }
 
+    /// Runs `body` on a copy of the state, adds `participant`'s changes to it, and keeps it
+    /// only when both succeed: one commit, under the lock.
+    private func commit<T>(
+        joining participant: (any TransactionParticipant)?, _ body: (inout State) throws(KeygateError) -> T
+    ) throws(KeygateError) -> T {
+        let result = try state.withLock { (state: inout State) throws(KeygateError) -> T in
+            var next = state
+            let result = try body(&next)
+            if let participant { next.apply(participant.willCommit(into: self)) }
+            state = next
+            return result
+        }
+        participant?.didCommit()
+        return result
+    }
+
+    /// Runs `body` with the rows as they are now.
+    public func readMetadata<T: Sendable>(_ body: (any MetadataReading) throws(KeygateError) -> T) throws(KeygateError)
+        -> T
+    {
+        try body(InMemoryMetadataReading(rows: state.withLock { $0.metadata }))
+    }
+
+    /// Applies `changes` at once.
+    public func writeMetadata(_ changes: [MetadataChange]) throws(KeygateError) {
+        state.withLock { $0.apply(changes) }
+    }
+
     /// Adds items, all or none.
     @discardableResult
-    public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+    public func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    {
         try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
-        return try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
-            var next = state
+        return try commit(joining: participant) { (next: inout State) throws(KeygateError) -> [ItemRecord] in
             var records: [ItemRecord] = []
             for item in items {
                 guard !next.items.values.contains(where: { $0.fields.identity == item.fields.identity }) else {
@@ -58,16 +102,16 @@ public final class InMemoryItemStore: ItemStore {
                 next.items[id] = (item.fields, item.data)
                 records.append(ItemRecord(id: id, fields: item.fields, sealed: .plain(item.data, fields: item.fields)))
             }
-            state = next
             return records
         }
     }
 
     /// Replaces items, all or none.
-    public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+    public func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
         try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
-        try state.withLock { (state: inout State) throws(KeygateError) in
-            var next = state
+        try commit(joining: participant) { (next: inout State) throws(KeygateError) in
             for replacement in replacements {
                 guard let current = next.items[replacement.id] else {
                     throw KeygateError(.itemNotFound, "item \(replacement.id) no longer exists")
@@ -83,7 +127,6 @@ public final class InMemoryItemStore: ItemStore {
             for value in next.items.values where !seen.insert(value.fields.identity).inserted {
                 throw KeygateError(.duplicateItem, "an item \(value.fields.identity) already exists")
             }
-            state = next
         }
     }
 
@@ -93,15 +136,17 @@ public final class InMemoryItemStore: ItemStore {
     }
 
     /// Deletes items.
-    public func delete(_ ids: [ItemID]) throws(KeygateError) {
-        state.withLock { state in
+    public func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError) {
+        try commit(joining: participant) { (state: inout State) throws(KeygateError) in
             for id in ids { state.items[id] = nil }
         }
     }
 
     /// Deletes items as they were read: one changed since (another value stored) deletes nothing.
-    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
-        try state.withLock { (state: inout State) throws(KeygateError) in
+    public func delete(_ records: [ItemRecord], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
+        try commit(joining: participant) { (state: inout State) throws(KeygateError) in
             for record in records {
                 guard let current = state.items[record.id] else { continue }
                 guard Self.holds(current.data, record.sealed) else {
@@ -112,5 +157,23 @@ public final class InMemoryItemStore: ItemStore {
             }
             for record in records { state.items[record.id] = nil }
         }
+    }
+}
+
+/// A copy of an ``InMemoryItemStore``'s rows.
+struct InMemoryMetadataReading: MetadataReading {
+    let rows: [String: String]
+
+    func value(of name: String) throws(KeygateError) -> String? { rows[name] }
+
+    func extent(from: String, before: String, valuesAbove above: String) throws(KeygateError) -> (
+        count: Int, greatest: String?
+    ) {
+        let found = try values(from: from, before: before, valuesAbove: above)
+        return (found.count, found.last)
+    }
+
+    func values(from: String, before: String, valuesAbove above: String) throws(KeygateError) -> [String] {
+        rows.filter { $0.key >= from && $0.key < before && $0.value > above }.map(\.value).sorted()
     }
 }

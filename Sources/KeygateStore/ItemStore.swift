@@ -32,6 +32,12 @@ public import KeygatePolicy
 /// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
 ///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
 ///   `errSecParam` and a message giving the limit, and change nothing.
+/// - **Participants.** A write handed a ``KeygateItems/TransactionParticipant`` (`joining:`)
+///   either writes the participant's changes (``KeygateItems/TransactionParticipant/willCommit(into:)``)
+///   in the same commit as the items and then tells it ``KeygateItems/TransactionParticipant/didCommit()``,
+///   or writes none of them and tells it ``KeygateItems/TransactionParticipant/didRollBack()`` (a
+///   failed write), or, for a store that keeps no metadata (``KeygateItems/MetadataStore``),
+///   never asks it anything.
 /// - **Fail closed.** Every failure is a thrown ``KeygatePolicy/KeygateError`` with the status of spec
 ///   §6.1 (for SQLite: constraint → `errSecDuplicateItem`, read-only → `errSecReadOnly`,
 ///   no memory → `errSecAllocate`, I/O → `errSecIO`, type mismatch → `errSecNoSuchAttr`,
@@ -46,21 +52,45 @@ public protocol ItemStore: Sendable {
     /// ``open(_:)``, without handing the value out): the facade calls it before it trusts a
     /// stored access control to decide an update.
     func verify(_ item: ItemRecord) throws(KeygateError)
-    /// Adds items, all or none. - Returns: their records, in order.
+    /// Adds items, all or none, with `participant`'s changes in the same commit.
+    /// - Returns: their records, in order.
     @discardableResult
-    func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord]
-    /// Replaces items' fields and values, all or none.
-    func replace(_ replacements: [ItemReplacement]) throws(KeygateError)
-    /// Deletes items, all or none; ids already gone are ignored.
-    func delete(_ ids: [ItemID]) throws(KeygateError)
-    /// Deletes items as they were read, all or none: when another writer changed one since its
-    /// record was read (moved it to another group, gave it another access control or value),
-    /// nothing is deleted and the call fails with `errSecNotAvailable`
-    /// (``KeygatePolicy/KeygateError/Condition/racingWriter``); records already gone are ignored.
-    func delete(_ records: [ItemRecord]) throws(KeygateError)
+    func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    /// Replaces items' fields and values, all or none, with `participant`'s changes in the same commit.
+    func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    /// Deletes items, all or none, with `participant`'s changes in the same commit; ids already
+    /// gone are ignored.
+    func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+    /// Deletes items as they were read, all or none, with `participant`'s changes in the same
+    /// commit: when another writer changed one since its record was read (moved it to another
+    /// group, gave it another access control or value), nothing is deleted and the call fails
+    /// with `errSecNotAvailable` (``KeygatePolicy/KeygateError/Condition/racingWriter``);
+    /// records already gone are ignored.
+    func delete(_ records: [ItemRecord], joining participant: (any TransactionParticipant)?) throws(KeygateError)
 }
 
 extension ItemStore {
+    /// Adds items, all or none, with no participant.
+    /// - Returns: their records, in order.
+    @discardableResult
+    public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+        try insert(items, joining: nil)
+    }
+
+    /// Replaces items' fields and values, all or none, with no participant.
+    public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+        try replace(replacements, joining: nil)
+    }
+
+    /// Deletes items, all or none, with no participant; ids already gone are ignored.
+    public func delete(_ ids: [ItemID]) throws(KeygateError) { try delete(ids, joining: nil) }
+
+    /// Deletes items as they were read, all or none, with no participant (see
+    /// ``delete(_:joining:)-(_,(any TransactionParticipant)?)``).
+    public func delete(_ records: [ItemRecord]) throws(KeygateError) { try delete(records, joining: nil) }
+
     /// Opens the value and discards it at once (the copy is wiped when released).
     public func verify(_ item: ItemRecord) throws(KeygateError) {
         _ = try open(item)
@@ -68,8 +98,10 @@ extension ItemStore {
 
     /// For a backend that keeps no version of its items: deletes by id, unable to tell an item
     /// changed since it was read from the one read.
-    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
-        try delete(records.map(\.id))
+    public func delete(_ records: [ItemRecord], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
+        try delete(records.map(\.id), joining: participant)
     }
 }
 

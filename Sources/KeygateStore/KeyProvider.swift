@@ -1,6 +1,6 @@
 internal import CSodium
 import Glibc
-import KeygateAudit
+public import KeygateAudit
 public import KeygatePolicy
 
 /// Supplies the 256-bit key that seals item values at rest.

@@ -1,4 +1,5 @@
 import Glibc
+public import KeygateAudit
 public import KeygatePolicy
 import Synchronization
 
@@ -24,9 +25,6 @@ public final class SQLiteItemStore: ItemStore {
     /// Each distinct stored access-control text, parsed once.
     /// Locked after ``connection`` when both are held.
     let rows = Mutex(ParsedRowCache())
-    /// Audit anchors, held records and releases offered by trails and not yet written: the
-    /// next item write writes them in its own transaction. Locked after ``connection`` when both are held.
-    let auditOffers = Mutex(AuditOffers())
     /// The sealing key, read and checked at open (wiped when the store is released).
     private let sealingKey: SecretData
     /// The database file.
@@ -300,7 +298,9 @@ public final class SQLiteItemStore: ItemStore {
 
     /// Adds items in one transaction.
     @discardableResult
-    public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+    public func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    {
         try ItemLimits.check(items.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
         var sealed: [(fields: ItemFields, controlText: String, box: (nonce: [UInt8], ciphertext: [UInt8]))] = []
         sealed.reserveCapacity(items.count)
@@ -309,7 +309,7 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((item.fields, controlText, box))
         }
         return try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) -> [ItemRecord] in
-            try itemTransaction(connection) { () throws(KeygateError) -> [ItemRecord] in
+            try itemTransaction(connection, joining: participant) { () throws(KeygateError) -> [ItemRecord] in
                 var records: [ItemRecord] = []
                 records.reserveCapacity(sealed.count)
                 for (fields, controlText, box) in sealed {
@@ -345,7 +345,9 @@ public final class SQLiteItemStore: ItemStore {
 
     /// Replaces items in one transaction; a collision, a missing item, or an item another
     /// writer changed since it was read rolls back everything.
-    public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+    public func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
         try ItemLimits.check(replacements.map { ($0.fields.identity, $0.data.count) }, maximum: maximumValueLength)
         var sealed:
             [(
@@ -358,7 +360,7 @@ public final class SQLiteItemStore: ItemStore {
             sealed.append((replacement.id, replacement.fields, controlText, box, replacement.expected))
         }
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            try itemTransaction(connection) { () throws(KeygateError) in
+            try itemTransaction(connection, joining: participant) { () throws(KeygateError) in
                 for entry in sealed {
                     if let expected = entry.expected,
                         try !Self.holdsAsRead(entry.id, expected, on: connection, else: "nothing was changed")
@@ -393,9 +395,9 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     /// Deletes items in one transaction.
-    public func delete(_ ids: [ItemID]) throws(KeygateError) {
+    public func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError) {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            try itemTransaction(connection) { () throws(KeygateError) in
+            try itemTransaction(connection, joining: participant) { () throws(KeygateError) in
                 for id in ids {
                     try connection.statement(.delete, "DELETE FROM items WHERE id = ?").run([.integer(id.rawValue)])
                 }
@@ -405,9 +407,11 @@ public final class SQLiteItemStore: ItemStore {
 
     /// Deletes items in one transaction, only as they were read: a row whose nonce is no longer
     /// the record's (another writer replaced it since) rolls back everything.
-    public func delete(_ records: [ItemRecord]) throws(KeygateError) {
+    public func delete(_ records: [ItemRecord], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
         try connection.withLock { (connection: inout SQLiteConnection) throws(KeygateError) in
-            try itemTransaction(connection) { () throws(KeygateError) in
+            try itemTransaction(connection, joining: participant) { () throws(KeygateError) in
                 for record in records {
                     // Gone already: ignored.
                     guard try Self.holdsAsRead(record.id, record.sealed, on: connection, else: "nothing was deleted")

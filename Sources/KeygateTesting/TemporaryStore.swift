@@ -14,13 +14,13 @@ public import KeygateStore
 ///     try store.insert([NewItem(fields: fields, data: SecretData("value"))])
 /// }
 /// ```
-public final class TemporaryStore: ItemStore {
+public final class TemporaryStore: ItemStore, MetadataStore {
     /// The backend the store is.
     public let backend: Backend
     /// The directory the fixture owns (the SQLite database is `items.db` in it).
     public let directory: TemporaryDirectory
     /// The store every call is forwarded to.
-    public let base: any ItemStore
+    public let base: any ItemStore & MetadataStore
 
     /// A fresh store accepting values up to `maximumValueLength` bytes.
     /// - Throws: when the directory or the database cannot be created.
@@ -60,14 +60,41 @@ public final class TemporaryStore: ItemStore {
 
     /// Forwarded to ``base``.
     @discardableResult
-    public func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] { try base.insert(items) }
+    public func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    {
+        try base.insert(items, joining: participant)
+    }
 
     /// Forwarded to ``base``.
-    public func replace(_ replacements: [ItemReplacement]) throws(KeygateError) { try base.replace(replacements) }
+    public func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
+        try base.replace(replacements, joining: participant)
+    }
 
     /// Forwarded to ``base``.
-    public func delete(_ ids: [ItemID]) throws(KeygateError) { try base.delete(ids) }
+    public func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError) {
+        try base.delete(ids, joining: participant)
+    }
 
     /// Forwarded to ``base``.
-    public func delete(_ records: [ItemRecord]) throws(KeygateError) { try base.delete(records) }
+    public func delete(_ records: [ItemRecord], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
+        try base.delete(records, joining: participant)
+    }
+
+    /// Forwarded to ``base``.
+    public func readMetadata<T: Sendable>(_ body: (any MetadataReading) throws(KeygateError) -> T)
+        throws(KeygateError) -> T
+    {
+        try base.readMetadata(body)
+    }
+
+    /// Forwarded to ``base``.
+    public func writeMetadata(_ changes: [MetadataChange]) throws(KeygateError) { try base.writeMetadata(changes) }
+
+    /// ``base``'s rows are these.
+    public var metadataOwner: AnyObject { base.metadataOwner }
 }

@@ -2,6 +2,7 @@ import Glibc
 import Keygate
 import KeygateLinux
 import KeygatePolicy
+import KeygateProtocol
 import KeygateStore
 import Synchronization
 
@@ -26,7 +27,7 @@ final class UserAuditTrail: AuditSink {
     let path: String
     private let directory: String
     private let sink: JSONLinesAuditSink
-    private let anchors: any AuditAnchorStore
+    private let anchors: any MetadataStore
     /// Held while records are appended, and while a reader takes its snapshot.
     private let lock = Mutex(WriterState())
     /// The largest reply frame, for ``show(limit:)``.
@@ -38,7 +39,7 @@ final class UserAuditTrail: AuditSink {
     /// The trail of `uid` in `directory` (the uid's state directory), anchored in `anchors`;
     /// `afterAppend` runs after each append (a test's hook; nothing by default).
     init(
-        uid: UInt32, directory: String, anchors: any AuditAnchorStore, maximumFrameLength: Int,
+        uid: UInt32, directory: String, anchors: any MetadataStore, maximumFrameLength: Int,
         afterAppend: @escaping @Sendable () -> Void = {}
     ) {
         self.uid = uid
@@ -66,33 +67,43 @@ final class UserAuditTrail: AuditSink {
     /// Seals and appends one record, durably, under the uid's lock.
     @discardableResult
     func append(_ event: AuditEvent, at time: Timestamp) throws(KeygateError) -> AuditRecord {
-        try lock.withLock { state throws(KeygateError) -> AuditRecord in
-            do throws(KeygateError) {
-                try checkUnchanged(&state)
-                let record = try sink.append(event, at: time)
-                state.seen = sink.lastWritten
-                afterAppend()
-                return record
-            } catch {
-                state.seen = nil
-                throw refused(error, event)
-            }
-        }
+        try appending(event) { () throws(KeygateError) -> AuditRecord in try sink.append(event, at: time) }
     }
 
     /// Seals and appends the records of one call together, durably, under the uid's lock.
     @discardableResult
     func append(contentsOf events: [AuditEvent], at time: Timestamp) throws(KeygateError) -> [AuditRecord] {
-        try lock.withLock { state throws(KeygateError) -> [AuditRecord] in
+        try appending(events.first) { () throws(KeygateError) -> [AuditRecord] in
+            try sink.append(contentsOf: events, at: time)
+        }
+    }
+
+    /// Seals and stores one record under the uid's lock; inside a facade `call` the file sink
+    /// holds it for the call's item write, as embedded mode does (durable when the call settles).
+    func store(_ event: AuditEvent, at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
+        try appending(event) { () throws(KeygateError) in try sink.store(event, at: time, in: call) }
+    }
+
+    /// Seals and stores the records of one call together under the uid's lock, as ``store(_:at:in:)``.
+    func store(contentsOf events: [AuditEvent], at time: Timestamp, in call: AuditCall?) throws(KeygateError) {
+        try appending(events.first) { () throws(KeygateError) in
+            try sink.store(contentsOf: events, at: time, in: call)
+        }
+    }
+
+    /// Runs `write` (an append to the sink) under the uid's lock, after checking the trail is as
+    /// this trail left it, and notes how the write left it; a failure is logged naming `event`.
+    private func appending<T>(_ event: AuditEvent?, _ write: () throws(KeygateError) -> T) throws(KeygateError) -> T {
+        try lock.withLock { state throws(KeygateError) -> T in
             do throws(KeygateError) {
                 try checkUnchanged(&state)
-                let records = try sink.append(contentsOf: events, at: time)
+                let result = try write()
                 state.seen = sink.lastWritten
                 afterAppend()
-                return records
+                return result
             } catch {
                 state.seen = nil
-                throw refused(error, events.first ?? AuditEvent(kind: .evaluate, decision: .deny))
+                throw refused(error, event ?? AuditEvent(kind: .evaluate, decision: .deny))
             }
         }
     }
@@ -147,21 +158,24 @@ final class UserAuditTrail: AuditSink {
     /// - Throws: `errSecAllocate` when they do not fit in one reply frame (ask for fewer);
     ///   `errSecIO` when the trail cannot be read.
     func show(limit: UInt32) throws(KeygateError) -> [String] {
-        guard let snapshot = try self.snapshot(readingHead: false) else { return [] }
-        defer { close(snapshot.descriptor) }
+        guard let snapshot = try snapshot(anchored: false) else { return [] }
         // The reply: frame header, list count, then a count and the bytes of each line.
         let budget = maximumFrameLength - 16
         var used = 0
         var lines: [[UInt8]] = []
         var tooLarge = false
-        try TrailReader.linesBackwards(snapshot.descriptor, size: snapshot.size) { line in
-            used += line.count + 4
-            guard used <= budget else {
-                tooLarge = true
-                return false
+        do throws(KeygateError) {
+            try snapshot.linesNewestFirst(longestLine: FrameLimits.hardMaximumLength) { line in
+                used += line.count + 4
+                guard used <= budget else {
+                    tooLarge = true
+                    return false
+                }
+                lines.append(line)
+                return limit == 0 || lines.count < Int(limit)
             }
-            lines.append(line)
-            return limit == 0 || lines.count < Int(limit)
+        } catch {
+            throw KeygateError(error.status, scrubbed(error.message))
         }
         guard !tooLarge else {
             throw KeygateError(
@@ -179,44 +193,43 @@ final class UserAuditTrail: AuditSink {
     /// Checks the trail's chain, its head and the anchor kept in the store, reading it a chunk
     /// at a time.
     /// - Returns: the records checked (those before the break, when broken) and the problem,
-    ///   nil when nothing is wrong. A head left behind or a partial last record after a crash
-    ///   is not a problem: the next record for this uid recovers it (a `recover` record).
+    ///   nil when nothing is wrong. A head left behind, records held in the store or a partial
+    ///   last record after a crash is not a problem: the next record for this uid recovers it.
     /// - Throws: `errSecIO` (without a path) when the trail or its head cannot be read.
     func verify() throws(KeygateError) -> (records: UInt64, problem: String?) {
-        // Fast path, without holding the lock while reading: a snapshot of the head, the anchor
-        // and the trail's length taken under it, then the bytes up to that length (the trail is
-        // append-only, so they cannot change but by a crash recovery, which a recheck catches).
-        if let snapshot = try self.snapshot(readingHead: true) {
-            defer { close(snapshot.descriptor) }
-            if let head = snapshot.head {
-                var check = AuditChainCheck(head: head, anchor: snapshot.anchor, file: "the trail")
-                var partial = false
-                try TrailReader.lines(snapshot.descriptor, size: snapshot.size) { line, length in
-                    length > line.count ? check.addOversizedLine(of: length) : check.add(line)
-                } partial: {
-                    partial = true
+        // Without holding the lock while reading: a snapshot taken under it (no record
+        // half-written), then its bytes. A break found so is checked again with the writer
+        // held off (a crash recovery may have cut the trail since), by the same verifier.
+        do throws(KeygateError) {
+            var verdict = try snapshot(anchored: true)?.verify() ?? .intact(records: 0)
+            if case .broken = verdict {
+                verdict = try lock.withLock { _ throws(KeygateError) -> AuditVerification in
+                    try AuditTrailFile.verify(at: path, anchors: anchors)
                 }
-                if !partial, case .intact(let records) = check.result { return (UInt64(records), nil) }
             }
-        }
-        // Anything else is checked again, the writer held off, by the same verifier the
-        // embedded `keygate audit verify` uses.
-        let verdict: AuditVerification
-        do {
-            verdict = try lock.withLock { _ throws(KeygateError) -> AuditVerification in
-                try AuditTrailFile.verify(at: path, anchors: anchors)
+            switch verdict {
+            case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _),
+                .heldInStore(let records, _):
+                return (UInt64(records), nil)
+            case .broken(let sequence, let reason):
+                Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
+                return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
             }
         } catch {
             Log.line("uid \(uid): audit trail cannot be verified: \(error.message)")
             throw KeygateError(error.status, scrubbed(error.message))
         }
-        switch verdict {
-        case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _),
-            .heldInStore(let records, _):
-            return (UInt64(records), nil)
-        case .broken(let sequence, let reason):
-            Log.line("uid \(uid): audit trail \(path) is broken at sequence \(sequence): \(reason)")
-            return (sequence - 1, scrubbed("broken at sequence \(sequence): \(reason)"))
+    }
+
+    /// The trail as it stands, taken under the lock (no record half-written), with the store's
+    /// anchor and held records when `anchored`; nil when there is no trail yet.
+    private func snapshot(anchored: Bool) throws(KeygateError) -> AuditTrailSnapshot? {
+        do throws(KeygateError) {
+            return try lock.withLock { _ throws(KeygateError) -> AuditTrailSnapshot? in
+                try AuditTrailSnapshot.take(at: path, anchors: anchored ? anchors : nil)
+            }
+        } catch {
+            throw KeygateError(error.status, scrubbed(error.message))
         }
     }
 
@@ -227,40 +240,5 @@ final class UserAuditTrail: AuditSink {
         var seen: AuditTrailFileState?
         /// The file as it was when found broken, and why (so it is not read again unchanged).
         var broken: (file: AuditTrailFileState?, error: KeygateError)?
-    }
-
-    /// What a reader starts from, taken under the lock (no record half-written): the trail
-    /// open for reading, its length, and (`readingHead`) its head and anchor.
-    private struct Snapshot {
-        var descriptor: Int32
-        var size: off_t
-        var head: AuditHead?
-        var anchor: AuditHead?
-    }
-
-    /// - Returns: nil when there is no trail yet.
-    private func snapshot(readingHead: Bool) throws(KeygateError) -> Snapshot? {
-        try lock.withLock { _ throws(KeygateError) -> Snapshot? in
-            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                if errno == ENOENT { return nil }
-                throw KeygateError(.io, "the trail cannot be opened (errno \(errno))")
-            }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-                close(descriptor)
-                throw KeygateError(.io, "the trail is not a regular file")
-            }
-            var snapshot = Snapshot(descriptor: descriptor, size: info.st_size)
-            if readingHead {
-                snapshot.head = TrailReader.head(at: sink.headPath)
-                do {
-                    snapshot.anchor = try anchors.auditAnchor(for: path)
-                } catch {
-                    snapshot.head = nil  // the slow path reports it
-                }
-            }
-            return snapshot
-        }
     }
 }

@@ -18,7 +18,7 @@ final class UserKeychains: Sendable {
     private let state: StateDirectory
     private let configuration: Configuration
     private let policies: PolicySet
-    private let stores = Mutex<[UInt32: any ItemStore]>([:])
+    private let stores = Mutex<[UInt32: SQLiteItemStore]>([:])
     private let ledgers = Mutex<[UInt32: DaemonAttemptLedger]>([:])
     /// Prompts waiting at once (`max-prompts`, `max-prompts-per-user`).
     let promptSlots: PromptSlots
@@ -76,11 +76,8 @@ final class UserKeychains: Sendable {
         let store = try store(uid)
         return try trails.withLock { trails throws(KeygateError) -> UserAuditTrail in
             if let trail = trails[uid] { return trail }
-            guard let anchors = store as? any AuditAnchorStore else {
-                throw KeygateError(.internalError, "the store of uid \(uid) keeps no audit anchor")
-            }
             let trail = UserAuditTrail(
-                uid: uid, directory: state.userDirectoryPath(uid), anchors: anchors,
+                uid: uid, directory: state.userDirectoryPath(uid), anchors: store,
                 maximumFrameLength: configuration.maximumFrameLength)
             trails[uid] = trail
             return trail
@@ -124,8 +121,8 @@ final class UserKeychains: Sendable {
     }
 
     /// The uid's store, opened once (under the lock, so two first connections open it once).
-    private func store(_ uid: UInt32) throws(KeygateError) -> any ItemStore {
-        try stores.withLock { stores throws(KeygateError) -> any ItemStore in
+    private func store(_ uid: UInt32) throws(KeygateError) -> SQLiteItemStore {
+        try stores.withLock { stores throws(KeygateError) -> SQLiteItemStore in
             if let store = stores[uid] { return store }
             let directory: String
             do {

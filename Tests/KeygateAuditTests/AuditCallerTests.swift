@@ -128,7 +128,7 @@ import Testing
         let auditor = Auditor(
             sink: sink, redactionKey: key, processID: 17, userID: 0, executable: "/usr/sbin/keygated",
             caller: Self.caller)
-        try await auditor.collecting { () async throws(KeygateError) in
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
             for account in ["one", "two"] {
                 try auditor.record(
                     AuditEvent(

@@ -22,7 +22,7 @@ import Testing
         let made: [AuditEvent] =
             (0..<150).map { Self.event(.read, $0) } + (150..<153).map { Self.event(.delete, $0) }
             + (153..<158).map { Self.event(.read, $0) } + [Self.event(.update, 158)]
-        try await auditor.collecting { () async throws(KeygateError) in
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
             for event in made { try auditor.record(event) }
         }
         let records = sink.records
@@ -46,7 +46,7 @@ import Testing
     @Test func aCallOfOneDecisionWritesOneRecordOfIt() async throws {
         let sink = InMemoryAuditSink()
         let auditor = Auditor(sink: sink, isRequired: true)
-        try await auditor.collecting { () async throws(KeygateError) in
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
             try auditor.record(Self.event(.read, 1))
         }
         #expect(sink.records.count == 1)

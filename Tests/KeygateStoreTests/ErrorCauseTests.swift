@@ -1,4 +1,5 @@
 import Glibc
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 import KeygateTesting

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 import KeygateTesting

@@ -69,7 +69,9 @@ final class ToyItemStore: ItemStore {
     }
 
     @discardableResult
-    func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+    func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    {
         try checkLimit(items.map(\.data))
         return try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
             var next = state
@@ -93,7 +95,9 @@ final class ToyItemStore: ItemStore {
         }
     }
 
-    func replace(_ replacements: [ItemReplacement]) throws(KeygateError) {
+    func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
         try checkLimit(replacements.map(\.data))
         try state.withLock { (state: inout State) throws(KeygateError) in
             var next = state
@@ -118,7 +122,7 @@ final class ToyItemStore: ItemStore {
         }
     }
 
-    func delete(_ ids: [ItemID]) throws(KeygateError) {
+    func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError) {
         state.withLock { state in state.entries.removeAll { ids.contains($0.id) } }
     }
 

@@ -59,17 +59,26 @@ final class RacingStore: ItemStore, @unchecked Sendable {
 
     func items(matching filter: ItemFilter) throws(KeygateError) -> [ItemRecord] { try inner.items(matching: filter) }
     func open(_ item: ItemRecord) throws(KeygateError) -> SecretData { try inner.open(item) }
-    func replace(_ replacements: [ItemReplacement]) throws(KeygateError) { try inner.replace(replacements) }
-    func delete(_ ids: [ItemID]) throws(KeygateError) { try inner.delete(ids) }
+    func replace(_ replacements: [ItemReplacement], joining participant: (any TransactionParticipant)?)
+        throws(KeygateError)
+    {
+        try inner.replace(replacements, joining: participant)
+    }
+
+    func delete(_ ids: [ItemID], joining participant: (any TransactionParticipant)?) throws(KeygateError) {
+        try inner.delete(ids, joining: participant)
+    }
 
     @discardableResult
-    func insert(_ items: [NewItem]) throws(KeygateError) -> [ItemRecord] {
+    func insert(_ items: [NewItem], joining participant: (any TransactionParticipant)?) throws(KeygateError)
+        -> [ItemRecord]
+    {
         if !raced, let first = items.first {
             raced = true
             // Another process wins the race for the same key.
             try inner.insert([NewItem(fields: first.fields, data: SecretData("from the other process"))])
         }
-        return try inner.insert(items)
+        return try inner.insert(items, joining: participant)
     }
 }
 

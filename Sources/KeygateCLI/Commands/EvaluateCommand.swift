@@ -1,3 +1,4 @@
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 

@@ -175,10 +175,10 @@ enum StatementKey: Equatable {
     case update
     /// The item delete.
     case delete
-    /// Writing an audit anchor offered to the store, in an item write's transaction.
-    case saveAnchor
-    /// Raising a `metadata` row to a later value (a held audit record's ring slot, a trail's
-    /// release row), in an item write's transaction.
+    /// Setting a `metadata` row (a participant's change, in an item write's transaction).
+    case setMetadata
+    /// Raising a `metadata` row to a later value (a participant's change, in an item write's
+    /// transaction).
     case raiseMetadata
 }
 

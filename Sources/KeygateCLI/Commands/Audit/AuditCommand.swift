@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 

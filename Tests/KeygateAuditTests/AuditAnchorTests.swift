@@ -1,4 +1,5 @@
 import Foundation
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 import KeygateTesting

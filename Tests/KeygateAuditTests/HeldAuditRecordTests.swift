@@ -17,13 +17,14 @@ import Testing
     struct World {
         let directory: TemporaryDirectory
         let store: SQLiteItemStore
+        let sink: JSONLinesAuditSink
         let keychain: Keychain
         var trail: String { directory.path + "/audit.jsonl" }
 
         init() throws {
             directory = try TemporaryDirectory()
             store = try SQLiteItemStore(path: directory.path + "/items.db")
-            let sink = JSONLinesAuditSink(path: directory.path + "/audit.jsonl", anchors: store)
+            sink = JSONLinesAuditSink(path: directory.path + "/audit.jsonl", anchors: store)
             keychain = Keychain(
                 store: store, accessGroups: ["group.app"], authenticator: ScriptedAuthenticator(),
                 device: SimulatedDevice(), auditor: Auditor(sink: sink))
@@ -118,7 +119,7 @@ import Testing
         #expect(error?.status == .io)
         let duplicate = await #expect(throws: KeygateError.self) { try await world.add("a") }
         #expect(duplicate?.status == .duplicateItem)
-        #expect(world.store.withdrawHeldAuditRecords(for: world.trail) == false, "nothing left offered")
+        #expect(world.sink.shared.offer.withLock { $0.held.isEmpty }, "nothing left offered")
         #expect(try world.held() == [1])
         let lines = try world.lines()
         #expect(lines.last?.contains("\"decision\": \"deny\"") == true)
@@ -176,10 +177,12 @@ import Testing
         try await world.add("a")
         try await world.read("a")
         let lines = try world.lines()
-        // A forged record two past the trail's end, committed by an item write.
-        world.store.holdAuditRecords(
-            [HeldAuditRecord(sequence: UInt64(lines.count + 2), line: lines[0])],
-            head: AuditHead(genesis: "00", sequence: UInt64(lines.count + 2), hash: "00"), for: world.trail)
+        // A forged record two past the trail's end, in the store's rows.
+        try world.store.writeAuditOffer(
+            AuditOffer(
+                held: [HeldAuditRecord(sequence: UInt64(lines.count + 2), line: lines[0])],
+                heldHead: AuditHead(genesis: "00", sequence: UInt64(lines.count + 2), hash: "00")),
+            for: world.trail)
         try await world.add("b")
         let sink = JSONLinesAuditSink(path: world.trail, anchors: world.store)
         let error = #expect(throws: KeygateError.self) {

@@ -85,20 +85,14 @@ import Testing
         let other = directory.path + "/other.jsonl"
         let ring = UInt64(JSONLinesAuditSink.heldLimit)
         let head = AuditHead(genesis: "00", sequence: ring + 6, hash: "00")
-        process.store.holdAuditRecords(
-            [HeldAuditRecord(sequence: ring + 6, line: "{\"late\": 1}")], head: head, for: other)
-        try await process.add("a")  // its item transaction commits the offer
-        process.store.holdAuditRecords([HeldAuditRecord(sequence: 6, line: "{\"early\": 1}")], head: head, for: other)
-        try await process.add("b")
-        #expect(
-            try process.store.heldAuditRecords(for: other) == [
-                HeldAuditRecord(sequence: ring + 6, line: "{\"late\": 1}")
-            ])
-        process.store.releaseHeldAuditRecords(through: ring + 6, for: other)
-        try await process.add("c")
+        let late = HeldAuditRecord(sequence: ring + 6, line: "{\"late\": 1}")
+        try process.store.writeAuditOffer(AuditOffer(held: [late], heldHead: head), for: other)
+        let early = HeldAuditRecord(sequence: 6, line: "{\"early\": 1}")
+        try process.store.writeAuditOffer(AuditOffer(held: [early], heldHead: head), for: other)
+        #expect(try process.store.heldAuditRecords(for: other) == [late])
+        try process.store.writeAuditOffer(AuditOffer(release: ring + 6), for: other)
         #expect(try process.store.heldAuditRecords(for: other).isEmpty)
-        process.store.releaseHeldAuditRecords(through: 3, for: other)
-        try await process.add("d")
+        try process.store.writeAuditOffer(AuditOffer(release: 3), for: other)
         #expect(try process.store.heldAuditRecordExtent(for: other).released == ring + 6)
     }
 

@@ -1,30 +1,47 @@
 import Foundation
+import KeygateAudit
 import KeygatePolicy
 import KeygateStore
 import KeygateTesting
 import Synchronization
 import Testing
 
+@testable import KeygateAudit
+
 /// Issue 10 (session 19): the anchor is saved in a transaction of its own only when there is
-/// none yet or the durable trail is the interval past it; otherwise it rides on the store's
-/// next item write. A read costs no store transaction, and what the anchor guards is still
+/// none yet or the durable trail is the interval past it; otherwise it rides on the next item
+/// write a facade call of the trail makes (the call joins the write, ``AuditCall``). A read costs no store transaction, and what the anchor guards is still
 /// refused: a deleted or restarted trail, a cut-back below the anchor.
 @Suite struct AuditAnchorCadenceTests {
-    /// The store, counting the anchor saves that reach it.
-    final class CountingAnchors: AuditAnchorStore {
+    /// The store, counting the transactions of their own (anchor saves) that reach it.
+    final class CountingAnchors: MetadataStore {
         let store: SQLiteItemStore
         let saves = Mutex(0)
 
         init(_ store: SQLiteItemStore) { self.store = store }
 
-        func auditAnchor(for trail: String) throws(KeygateError) -> AuditHead? { try store.auditAnchor(for: trail) }
-
-        func saveAuditAnchor(_ head: AuditHead, for trail: String) throws(KeygateError) {
-            saves.withLock { $0 += 1 }
-            try store.saveAuditAnchor(head, for: trail)
+        func readMetadata<T: Sendable>(_ body: (any MetadataReading) throws(KeygateError) -> T) throws(KeygateError)
+            -> T
+        {
+            try store.readMetadata(body)
         }
 
-        func offerAuditAnchor(_ head: AuditHead, for trail: String) { store.offerAuditAnchor(head, for: trail) }
+        func writeMetadata(_ changes: [MetadataChange]) throws(KeygateError) {
+            saves.withLock { $0 += 1 }
+            try store.writeMetadata(changes)
+        }
+
+        var metadataOwner: AnyObject { store }
+    }
+
+    /// An item in group `group.a`.
+    static func item(account: String = "alice") -> NewItem {
+        NewItem(
+            fields: ItemFields(
+                identity: ItemIdentity(accessGroup: "group.a", account: account, service: "api"), label: nil,
+                generic: nil, accessControl: try! AccessControl(protection: .whenUnlocked),
+                created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1)),
+            data: SecretData("s3cret"))
     }
 
     struct World {
@@ -35,11 +52,21 @@ import Testing
         init() throws { directory = try TemporaryDirectory() }
 
         /// Appends `count` records, each through a sink of its own (one process per record).
-        func append(_ count: Int, to anchors: any AuditAnchorStore, interval: Int) throws {
+        func append(_ count: Int, to anchors: any MetadataStore, interval: Int) throws {
             for index in 0..<count {
                 let sink = JSONLinesAuditSink(path: trail, anchors: anchors, anchorInterval: interval)
                 try sink.append(AuditTrailFileTests.event(index), at: Timestamp(seconds: Int64(index)))
             }
+        }
+
+        /// Appends one record through `sink` inside a facade call, which then makes its item
+        /// write `write` (the call joins it), as the facade does.
+        func call(
+            _ sink: JSONLinesAuditSink, record index: Int, write: (AuditCall) throws(KeygateError) -> Void
+        ) throws(KeygateError) {
+            let call = AuditCall()
+            try sink.store(AuditTrailFileTests.event(index), at: Timestamp(seconds: Int64(index)), in: call)
+            try write(call)
         }
 
         func anchor() throws -> UInt64? { try SQLiteItemStore(path: database).auditAnchor(for: trail)?.sequence }
@@ -120,24 +147,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: world.trail + ".head"), "not started afresh")
     }
 
-    /// An item write carries the offered anchor in its own transaction; a write that fails
-    /// keeps the offer for the next one.
+    /// An item write a call of the trail joins carries the offered anchor in its own
+    /// transaction; a write that fails keeps the offer for the next one; a write no call joins
+    /// carries nothing.
     @Test func anItemWriteCarriesTheOfferedAnchor() throws {
         let world = try World()
         let store = try SQLiteItemStore(path: world.database)
-        try world.append(3, to: store, interval: 64)
-        #expect(try store.auditAnchor(for: world.trail)?.sequence == 1)
-        let item = Fixtures.item(Fixtures.fields(), "s3cret")
-        try store.insert([item])
-        #expect(try store.auditAnchor(for: world.trail)?.sequence == 3)
-        try world.append(1, to: store, interval: 64)
-        #expect(throws: KeygateError.self) { try store.insert([item]) }  // a duplicate: rolled back
-        #expect(try store.auditAnchor(for: world.trail)?.sequence == 3)
-        let added = try store.insert([Fixtures.item(Fixtures.fields(account: "bob"), "s3cret")])
-        #expect(try store.auditAnchor(for: world.trail)?.sequence == 4)
-        try world.append(1, to: store, interval: 64)
-        try store.delete(added.map(\.id))
-        #expect(try store.auditAnchor(for: world.trail)?.sequence == 5)
+        let sink = JSONLinesAuditSink(path: world.trail, durability: .groupCommit(records: 1), anchors: store)
+        try world.call(sink, record: 0) { (_) throws(KeygateError) in }
+        try world.call(sink, record: 1) { (_) throws(KeygateError) in }
+        sink.flush()
+        #expect(try store.auditAnchor(for: world.trail)?.sequence == 1, "saved once, then offered")
+        try store.insert([Self.item()])
+        #expect(try store.auditAnchor(for: world.trail)?.sequence == 1, "a write no call joins carries nothing")
+        try world.call(sink, record: 2) { (call) throws(KeygateError) in
+            #expect(throws: KeygateError.self) { try store.insert([Self.item()], joining: call) }  // a duplicate
+        }
+        sink.flush()
+        #expect(try store.auditAnchor(for: world.trail)?.sequence == 1, "rolled back: the offer stays")
+        var added: [ItemRecord] = []
+        try world.call(sink, record: 3) { (call) throws(KeygateError) in
+            added = try store.insert([Self.item(account: "bob")], joining: call)
+        }
+        #expect(try store.auditAnchor(for: world.trail)?.sequence ?? 0 >= 3)
+        sink.flush()
+        try world.call(sink, record: 4) { (call) throws(KeygateError) in
+            try store.delete(added.map(\.id), joining: call)
+        }
+        #expect(try store.auditAnchor(for: world.trail)?.sequence ?? 0 >= 4)
         #expect(try AuditTrailFile.verify(at: world.trail, anchors: store) == .intact(records: 5))
     }
 
@@ -145,9 +182,12 @@ import Testing
     @Test func aSaveSupersedesAnOlderOffer() throws {
         let world = try World()
         let store = try SQLiteItemStore(path: world.database)
-        try world.append(2, to: store, interval: 2)  // saved 1, offered 2
-        try world.append(1, to: store, interval: 2)  // saved 3
-        try store.insert([Fixtures.item(Fixtures.fields(), "s3cret")])
+        let sink = JSONLinesAuditSink(path: world.trail, anchors: store, anchorInterval: 2)
+        try world.call(sink, record: 0) { (_) throws(KeygateError) in }  // saved 1
+        try world.call(sink, record: 1) { (_) throws(KeygateError) in }  // offered 2
+        try world.call(sink, record: 2) { (call) throws(KeygateError) in  // saved 3
+            try store.insert([Self.item()], joining: call)
+        }
         #expect(try store.auditAnchor(for: world.trail)?.sequence == 3)
     }
 }

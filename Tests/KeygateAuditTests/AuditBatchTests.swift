@@ -37,7 +37,7 @@ import Testing
     @Test func aCallOfManyDecisionsIsOneSinkCall() async throws {
         let sink = CountingSink()
         let auditor = Auditor(sink: sink, isRequired: true)
-        try await auditor.collecting { () async throws(KeygateError) in
+        try await auditor.collecting { (auditor) async throws(KeygateError) in
             for index in 0..<100 { try auditor.record(Self.event(index)) }
         }
         let calls = sink.calls.withLock { $0 }
