@@ -198,16 +198,17 @@ final class UserAuditTrail: AuditSink {
     /// - Throws: `errSecIO` (without a path) when the trail or its head cannot be read.
     func verify() throws(KeygateError) -> (records: UInt64, problem: String?) {
         // Without holding the lock while reading: a snapshot taken under it (no record
-        // half-written), then its bytes. A break found so is checked again with the writer
-        // held off (a crash recovery may have cut the trail since), by the same verifier.
+        // half-written), then its bytes. No trail (a fresh uid, or one deleted behind the
+        // daemon's back: the anchor's to say) or a break found so (a crash recovery may have
+        // cut the trail since) is checked again with the writer held off, by the same verifier.
         do throws(KeygateError) {
-            var verdict = try snapshot(anchored: true)?.verify() ?? .intact(records: 0)
-            if case .broken = verdict {
+            var verdict = try snapshot(anchored: true)?.verify()
+            if verdict.map({ if case .broken = $0 { true } else { false } }) ?? true {
                 verdict = try lock.withLock { _ throws(KeygateError) -> AuditVerification in
                     try AuditTrailFile.verify(at: path, anchors: anchors)
                 }
             }
-            switch verdict {
+            switch verdict ?? .intact(records: 0) {
             case .intact(let records), .headBehind(let records, _), .tornTail(let records, _, _),
                 .heldInStore(let records, _):
                 return (UInt64(records), nil)
