@@ -22,7 +22,7 @@ import Testing
         (.admitsDuplicates, .primaryKey), (.appliesPartOfABatch, .allOrNothing), (.losesUpdates, .noLostUpdates),
         (.opensMovedValues, .boundValues), (.ignoresTheLimit, .boundedValues),
         (.showsValuesInErrors, .secretsStaySecret),
-        (.forgetsTheOrder, .consistentReads),
+        (.forgetsTheOrder, .consistentReads), (.confirmsUnwrittenChanges, .participants),
     ]
 
     @Test(arguments: faults)

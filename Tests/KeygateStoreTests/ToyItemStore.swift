@@ -22,6 +22,8 @@ final class ToyItemStore: ItemStore {
         case showsValuesInErrors
         /// Returns items newest first.
         case forgetsTheOrder
+        /// Tells a write's participant its changes committed, though it keeps no metadata.
+        case confirmsUnwrittenChanges
 
         var description: String { rawValue }
     }
@@ -73,6 +75,10 @@ final class ToyItemStore: ItemStore {
         -> [ItemRecord]
     {
         try checkLimit(items.map(\.data))
+        if fault == .confirmsUnwrittenChanges, let participant {
+            _ = participant.willCommit(into: self)
+            participant.didCommit()
+        }
         return try state.withLock { (state: inout State) throws(KeygateError) -> [ItemRecord] in
             var next = state
             defer { if fault == .appliesPartOfABatch { state = next } }

@@ -36,6 +36,8 @@ public enum ItemStoreContract {
         case secretsStaySecret
         /// Values over the store's limit are refused with `errSecParam`.
         case boundedValues
+        /// A write's participant has its changes in the write's commit, or none of them.
+        case participants
         /// Failures are thrown with the right status and never erase data.
         case failClosed
 
@@ -50,6 +52,7 @@ public enum ItemStoreContract {
             case .boundValues: "bound values"
             case .secretsStaySecret: "secrets stay secret"
             case .boundedValues: "bounded values"
+            case .participants: "participants"
             case .failClosed: "fail closed"
             }
         }
@@ -94,6 +97,7 @@ public enum ItemStoreContract {
         if let store = run.freshStore(for: .boundedValues, makeStore) {
             run.checkBoundedValues(store, maximum: maximumValueLength)
         }
+        if let store = run.freshStore(for: .participants, makeStore) { run.checkParticipants(store) }
         if let store = run.freshStore(for: .secretsStaySecret, makeStore) { run.checkSecretsStaySecret(store) }
         return run.failures
     }
