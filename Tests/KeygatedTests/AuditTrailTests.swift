@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Keygate
 import Testing
 
 /// Issue 15 points 1 and 5: each caller's decisions go to its own trail in the daemon's state
@@ -14,6 +15,24 @@ import Testing
     static func records(_ result: DaemonFixture.Result) throws -> [TrailRecord] {
         try #require(result.status == 0, "\(result.output)")
         return try result.lines.map(TrailRecord.init)
+    }
+
+    /// The daemon takes embedded mode's durability path (issue 28 point 1): an add's record is
+    /// committed in the item's own transaction (held in the uid's store, beside the item), a
+    /// read's is flushed in the trail (nothing commits it); both survive as the trail verifies.
+    @Test func anAddsRecordIsCommittedWithTheItemAsEmbedded() throws {
+        let daemon = try DaemonFixture()
+        try daemon.start()
+        #expect(try daemon.probe(as: Self.a, "add", "mail", "me", "v").lines == ["ok"])
+        #expect(try daemon.probe(as: Self.a, "get", "mail", "me").lines == ["v"])
+        let store = try SQLiteItemStore(path: "\(daemon.state)/users/\(Self.a)/items.db")
+        let keeper = AuditAnchorKeeper(store: store, trail: Self.trail(daemon, Self.a))
+        let lines = try String(contentsOfFile: Self.trail(daemon, Self.a), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(try keeper.heldRecords() == [HeldAuditRecord(sequence: 1, line: lines[0])], "the add's, not the read's")
+        #expect(try keeper.anchor()?.sequence == 1)
+        #expect(try daemon.probe(as: Self.a, "audit-verify").lines == ["verified 2"])
     }
 
     @Test func recordsNameTheCallersUidPidExecutableAndSession() throws {
