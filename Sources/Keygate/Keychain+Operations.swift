@@ -131,7 +131,7 @@ extension Keychain {
         // Each record read where it is in the array, not copied out.
         for index in found.alive.indices where results.count < limit {
             let fields = found.alive[index].fields
-            let attributes = query.returnAttributes ? ItemAttributes(fields) : nil
+            let attributes = query.returnAttributes ? fields : nil
             guard query.returnData else {
                 let rules = decide(.list, fields)
                 if !rules.addsNothing {

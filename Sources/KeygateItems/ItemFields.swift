@@ -1,6 +1,7 @@
 public import KeygatePolicy
 
-/// Everything about an item except its secret value.
+/// Everything about an item except its secret value: what a store keeps beside the value, and
+/// what a read returns as the item's attributes (``ItemAttributes``).
 public struct ItemFields: Hashable, Sendable {
     /// The primary key.
     public var identity: ItemIdentity
@@ -28,3 +29,6 @@ public struct ItemFields: Hashable, Sendable {
         self.modified = modified
     }
 }
+
+/// The attributes of a stored item, as a read returns them (never its value): its fields.
+public typealias ItemAttributes = ItemFields

@@ -205,32 +205,6 @@ public struct ItemChanges: Equatable, Sendable {
     }
 }
 
-/// The attributes of a stored item, as a read returns them (never its value).
-public struct ItemAttributes: Hashable, Sendable {
-    /// Access group, account, service, synchronizable.
-    public let identity: ItemIdentity
-    /// The label.
-    public let label: String?
-    /// The generic bytes.
-    public let generic: [UInt8]?
-    /// The access control (its protection is the item's class).
-    public let accessControl: AccessControl
-    /// When it was added.
-    public let created: Timestamp
-    /// When it was last changed.
-    public let modified: Timestamp
-
-    /// Attributes read from `fields` (a client rebuilds them from the daemon's reply this way).
-    public init(_ fields: ItemFields) {
-        identity = fields.identity
-        label = fields.label
-        generic = fields.generic
-        accessControl = fields.accessControl
-        created = fields.created
-        modified = fields.modified
-    }
-}
-
 /// One item a read returned: what the query asked for.
 public struct MatchedItem: Equatable, Sendable {
     /// The attributes, when the query asked for them.

@@ -55,15 +55,18 @@ package enum SealedValue: Hashable, Sendable {
     /// opens only for exactly those. Boxed, so the fields do not make every record (the SQLite
     /// store's too) the size of two sets of fields: a list holds hundreds of thousands.
     indirect case plain(SecretData, fields: ItemFields)
-    /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``).
-    case encrypted(nonce: [UInt8], ciphertext: [UInt8])
+    /// XChaCha20-Poly1305 ciphertext and its nonce (``SQLiteItemStore``), with the
+    /// access-control text the row holds and its parse: what the value's associated data binds,
+    /// so opening it needs nothing the read did not carry (no text is rendered or looked up
+    /// again); nil for a record read without its access control (a damaged row).
+    case encrypted(nonce: [UInt8], ciphertext: [UInt8], stored: StoredAccessControl?)
     /// A backend outside this package: its own bytes.
     case external([UInt8])
 
     package static func == (lhs: SealedValue, rhs: SealedValue) -> Bool {
         switch (lhs, rhs) {
         case (.plain(let a, let f1), .plain(let b, let f2)): a === b && f1 == f2
-        case (.encrypted(let n1, let c1), .encrypted(let n2, let c2)): n1 == n2 && c1 == c2
+        case (.encrypted(let n1, let c1, _), .encrypted(let n2, let c2, _)): n1 == n2 && c1 == c2
         case (.external(let a), .external(let b)): a == b
         default: false
         }
@@ -72,7 +75,7 @@ package enum SealedValue: Hashable, Sendable {
     package func hash(into hasher: inout Hasher) {
         switch self {
         case .plain(let data, _): hasher.combine(ObjectIdentifier(data))
-        case .encrypted(let nonce, _): hasher.combine(nonce)
+        case .encrypted(let nonce, _, _): hasher.combine(nonce)
         case .external(let bytes): hasher.combine(bytes)
         }
     }

@@ -256,7 +256,8 @@ public final class SQLiteItemStore: ItemStore {
         let protection = row.text(next())
         var damage: String?
         var control = AccessControl(unsatisfiableWith: .whenUnlocked)
-        if let parsed = cache.accessControl(row: row, column: next()) {
+        let stored = cache.accessControl(row: row, column: next())
+        if let parsed = stored?.control {
             control = parsed
             if protection != parsed.protection.rawValue {
                 damage = "its protection class column disagrees with its access control"
@@ -270,14 +271,15 @@ public final class SQLiteItemStore: ItemStore {
         let nonce = values ? row.blob(next()) ?? [] : []
         let ciphertext = values ? row.blob(next()) ?? [] : []
         return ItemRecord(
-            id: ItemID(id), fields: fields, sealed: .encrypted(nonce: nonce, ciphertext: ciphertext),
+            id: ItemID(id), fields: fields,
+            sealed: .encrypted(nonce: nonce, ciphertext: ciphertext, stored: stored),
             damage: damage.map { "item #\(id) is damaged or was tampered with: \($0)" })
     }
 
     /// Opens the value with the key and the record's fields as associated data.
     public func open(_ item: ItemRecord) throws(KeygateError) -> SecretData {
         if let damage = item.damage { throw KeygateError(.decode, damage, condition: .damagedItem) }
-        guard case .encrypted(let nonce, let ciphertext) = item.sealed else {
+        guard case .encrypted(let nonce, let ciphertext, let stored) = item.sealed else {
             throw KeygateError(.decode, "the record was not read from this store", condition: .foreignRecord)
         }
         guard !nonce.isEmpty else {
@@ -285,7 +287,13 @@ public final class SQLiteItemStore: ItemStore {
                 .decode, "item #\(item.id.rawValue) was read without its value (a search for attributes only)",
                 condition: .foreignRecord)
         }
-        let associatedData = rows.withLock { $0.associatedData(fields: item.fields) }
+        // The text the row holds, as the value was sealed with it (a row edited behind the
+        // store's back holds another text and does not open), for exactly the control the
+        // record carries.
+        guard let stored, let control = stored.control, control == item.fields.accessControl else {
+            throw KeygateError(.decode, "item #\(item.id.rawValue) does not hold the value it was read with")
+        }
+        let associatedData = ItemSealing.associatedData(identity: item.fields.identity, controlText: stored.text)
         do {
             return try Sodium.open(ciphertext, nonce: nonce, key: sealingKey, associatedData: associatedData)
         } catch {
@@ -326,7 +334,9 @@ public final class SQLiteItemStore: ItemStore {
                     records.append(
                         ItemRecord(
                             id: ItemID(connection.lastInsertID), fields: fields,
-                            sealed: .encrypted(nonce: box.nonce, ciphertext: box.ciphertext)))
+                            sealed: .encrypted(
+                                nonce: box.nonce, ciphertext: box.ciphertext,
+                                stored: StoredAccessControl(text: controlText, control: fields.accessControl))))
                 }
                 return records
             }
@@ -432,7 +442,7 @@ public final class SQLiteItemStore: ItemStore {
         _ id: ItemID, _ expected: SealedValue, on connection: SQLiteConnection, else outcome: String
     ) throws(KeygateError) -> Bool {
         // A record of another store holds no nonce of ours: it never matches.
-        let nonce: [UInt8]? = if case .encrypted(let nonce, _) = expected { nonce } else { nil }
+        let nonce: [UInt8]? = if case .encrypted(let nonce, _, _) = expected { nonce } else { nil }
         let check = try connection.statement(.currentNonce, "SELECT nonce FROM items WHERE id = ?")
         try check.bind(.integer(id.rawValue), at: 1)
         let found = try check.step()

@@ -67,8 +67,7 @@ import Testing
         for (index, name) in oddNames.enumerated() {
             for round in 0..<3 {
                 items.append(
-                    ItemAttributes(
-                        ItemFields(
+                    ItemFields(
                             identity: ItemIdentity(
                                 accessGroup: round == 0 ? "keygate" : name,
                                 account: oddNames[(index + round) % oddNames.count],
@@ -77,7 +76,7 @@ import Testing
                             // Six controls in turn, more than the writer keeps rendered.
                             accessControl: controls[(index * 3 + round) % controls.count],
                             created: Timestamp(nanoseconds: times[(index + round) % times.count]),
-                            modified: Timestamp(nanoseconds: times[(index + 2 * round + 1) % times.count]))))
+                            modified: Timestamp(nanoseconds: times[(index + 2 * round + 1) % times.count])))
             }
         }
         return items
@@ -105,10 +104,9 @@ import Testing
         let control = try AccessControl(protection: .whenUnlocked)
         func line(_ service: String) -> String {
             ItemJSON.line(
-                ItemAttributes(
-                    ItemFields(
+                ItemFields(
                         identity: ItemIdentity(accessGroup: "g", account: "a", service: service),
-                        accessControl: control, created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1))))
+                        accessControl: control, created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1)))
         }
         #expect(line("caf\u{E9}").contains(#""service": "caf\u00e9""#))
         #expect(line("cafe\u{301}").contains(#""service": "cafe\u0301""#))

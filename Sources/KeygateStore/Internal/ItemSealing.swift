@@ -5,11 +5,8 @@ import KeygatePolicy
 /// a versioned tag (KeygatePolicy's one length-prefix encoder). Editing any of them, or moving
 /// the ciphertext to another row, makes the value fail to open.
 enum ItemSealing {
-    static func associatedData(for fields: ItemFields) -> [UInt8] {
-        associatedData(identity: fields.identity, controlText: fields.accessControl.textForm)
-    }
-
-    /// The associated data for `identity` and an access control's text form already rendered.
+    /// The associated data for `identity` and an access control's text: the text form a value
+    /// is sealed with, as its row holds it.
     static func associatedData(identity: ItemIdentity, controlText: String) -> [UInt8] {
         var encoder = LengthPrefixedEncoder(
             tag: "keygate.item.v1",

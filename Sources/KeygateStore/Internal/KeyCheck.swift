@@ -75,9 +75,9 @@ enum KeyCheck {
         var cache = ParsedRowCache()
         while try statement.step() {
             guard let record = try? SQLiteItemStore.record(from: statement, cache: &cache), record.damage == nil,
-                case .encrypted(let nonce, let ciphertext) = record.sealed
+                case .encrypted(let nonce, let ciphertext, let stored?) = record.sealed
             else { continue }
-            let data = ItemSealing.associatedData(for: record.fields)
+            let data = ItemSealing.associatedData(identity: record.fields.identity, controlText: stored.text)
             if (try? Sodium.open(ciphertext, nonce: nonce, key: key, associatedData: data)) != nil { return true }
         }
         return false

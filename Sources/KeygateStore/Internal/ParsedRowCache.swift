@@ -1,27 +1,19 @@
 import KeygatePolicy
 
 /// What the SQLite store has already worked out about the access-control texts it reads: each
-/// distinct stored text parsed once, and whether it is the canonical text form, so a repeated
-/// read neither re-parses nor re-renders text, whichever row it reads.
+/// distinct stored text parsed once, so a repeated read neither re-parses nor copies text,
+/// whichever row it reads.
 ///
 /// The parse depends on the stored text alone, so entries are keyed by that text: a row's text
 /// is compared byte for byte in place (no copy) with the few texts read most recently, and
 /// looked up among all texts seen only when none of them matches. An edit behind the store's
-/// back is a new text, parsed afresh, never hidden. The associated data a value is opened with
-/// is built from the record's identity and the text form of its access control, taken from an
-/// entry whose parse equals it (rendered only when no entry does). Bounded: the texts seen are
+/// back is a new text, parsed afresh, never hidden. The text itself is handed back with the
+/// parse (one shared string per distinct text), for the record to carry: a value is opened with
+/// the text its row holds. Bounded: the texts seen are
 /// at most `capacity`; when full, that table starts again empty. A store's rows share a few
 /// access controls, so reading many different rows costs no parse and no allocation here.
 struct ParsedRowCache {
-    private struct Entry {
-        /// The stored `accc` text.
-        let text: [UInt8]
-        /// The parsed access control, or nil when the text does not parse.
-        let control: AccessControl?
-        /// The text itself as a string, when it is the parse's canonical text form (what a value
-        /// is sealed with).
-        let canonical: String?
-    }
+    private typealias Entry = StoredAccessControl
 
     /// The texts read most recently, the latest first (compared in place before any lookup).
     private var recent: [Entry] = []
@@ -39,34 +31,42 @@ struct ParsedRowCache {
     init(capacity: Int = 4096) { self.capacity = capacity }
 
     /// The access control stored in `column` of the current row of `row`, parsed at most once
-    /// per distinct text; nil when the text is missing or does not parse.
-    mutating func accessControl(row: SQLiteStatement, column: Int32) -> AccessControl? {
-        for index in recent.indices where row.columnEquals(column, recent[index].text) {
+    /// per distinct text; nil when the text is missing.
+    mutating func accessControl(row: SQLiteStatement, column: Int32) -> StoredAccessControl? {
+        for index in recent.indices where row.columnEquals(column, recent[index].bytes) {
             if index > 0 { recent.swapAt(index, 0) }
-            return recent[0].control
+            return recent[0]
         }
         guard let text = row.text(column) else { return nil }
         let bytes = Array(text.utf8)
         let entry: Entry
-        if let known = byText[text], known.text == bytes {
+        if let known = byText[text], known.bytes == bytes {
             entry = known
         } else {
-            let control = try? AccessControl(textForm: text)
-            entry = Entry(text: bytes, control: control, canonical: control?.textForm == text ? text : nil)
+            entry = Entry(text: text, bytes: bytes, control: try? AccessControl(textForm: text))
             if byText.count >= capacity { byText.removeAll(keepingCapacity: true) }
             byText[text] = entry
         }
         if recent.count >= Self.recentCount { recent.removeLast() }
         recent.insert(entry, at: 0)
-        return entry.control
+        return entry
     }
+}
 
-    /// The associated data for `fields`, from an access-control text already known to render
-    /// `fields.accessControl` (rendered afresh when none is).
-    func associatedData(fields: ItemFields) -> [UInt8] {
-        for entry in recent where entry.canonical != nil && entry.control == fields.accessControl {
-            return ItemSealing.associatedData(identity: fields.identity, controlText: entry.canonical!)
-        }
-        return ItemSealing.associatedData(for: fields)
+/// An access-control text as a row holds it, and its parse: one object per distinct text,
+/// shared by every record read with it, which carries it (``SealedValue/encrypted(nonce:ciphertext:stored:)``)
+/// so the value opens with the text it was sealed with, for exactly the control it parses to.
+package final class StoredAccessControl: Sendable {
+    /// The text.
+    let text: String
+    /// Its bytes, compared in place with a row's.
+    let bytes: [UInt8]
+    /// The parsed access control, nil when the text does not parse.
+    let control: AccessControl?
+
+    init(text: String, bytes: [UInt8]? = nil, control: AccessControl?) {
+        self.text = text
+        self.bytes = bytes ?? Array(text.utf8)
+        self.control = control
     }
 }
