@@ -18,8 +18,8 @@ extension Keychain {
     /// it is committed in the item's own transaction (one flush for both); a refused or failed
     /// add's record is flushed before the call throws.
     public func add(_ request: AddRequest, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try await auditor.collecting { (auditor) async throws(KeygateError) in
-            try await within(auditor).performAdd(request, context: given)
+        try await inCall { (keychain) async throws(KeygateError) in
+            try await keychain.performAdd(request, context: given)
         }
     }
 
@@ -91,8 +91,8 @@ extension Keychain {
     {
         // One record for the call's decisions, written before any value is returned.
         var results: [MatchedItem] = []
-        try await auditor.collectingCall { (auditor) async throws(KeygateError) in
-            results = try await within(auditor).performCopyMatching(query, context: given)
+        try await inCall { (keychain) async throws(KeygateError) in
+            results = try await keychain.performCopyMatching(query, context: given)
         }
         return results
     }
@@ -210,8 +210,8 @@ extension Keychain {
     public func update(_ query: ItemQuery, changes: ItemChanges, context given: AuthenticationContext? = nil)
         async throws(KeygateError)
     {
-        try await auditor.collecting { (auditor) async throws(KeygateError) in
-            try await within(auditor).performUpdate(query, changes: changes, context: given)
+        try await inCall { (keychain) async throws(KeygateError) in
+            try await keychain.performUpdate(query, changes: changes, context: given)
         }
     }
 
@@ -354,8 +354,8 @@ extension Keychain {
     /// - Throws: `errSecParam` for a match limit or `skip`; `errSecItemNotFound` when nothing matches;
     ///   `errSecNotAvailable` when another process changed an item meanwhile (nothing is deleted).
     public func delete(_ query: ItemQuery, context given: AuthenticationContext? = nil) async throws(KeygateError) {
-        try await auditor.collecting { (auditor) async throws(KeygateError) in
-            try await within(auditor).performDelete(query, context: given)
+        try await inCall { (keychain) async throws(KeygateError) in
+            try await keychain.performDelete(query, context: given)
         }
     }
 

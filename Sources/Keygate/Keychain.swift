@@ -84,6 +84,13 @@ public final class Keychain: Sendable {
         auditor.call === self.auditor.call ? self : Keychain(self, auditor: auditor)
     }
 
+    /// Runs `body` (one facade call's steps) on this keychain within one audit call
+    /// (``KeygateAudit/Auditor/collecting(_:)``): its records are written, or held for its item
+    /// write, before the call returns.
+    func inCall(_ body: (Keychain) async throws(KeygateError) -> Void) async throws(KeygateError) {
+        try await auditor.collectingCall { (auditor) async throws(KeygateError) in try await body(within(auditor)) }
+    }
+
     /// A copy of `keychain` recording through `auditor`.
     private init(_ keychain: Keychain, auditor: Auditor) {
         store = keychain.store

@@ -108,13 +108,7 @@ final class UserKeychains: Sendable {
     private func ledger(_ uid: UInt32) throws(KeygateError) -> DaemonAttemptLedger {
         try ledgers.withLock { ledgers throws(KeygateError) -> DaemonAttemptLedger in
             if let ledger = ledgers[uid] { return ledger }
-            let directory: String
-            do {
-                directory = try state.userDirectory(uid)
-            } catch {
-                throw KeygateError(.notAvailable, "the state directory of uid \(uid) is unusable: \(error)")
-            }
-            let ledger = DaemonAttemptLedger(path: directory + "/attempts")
+            let ledger = DaemonAttemptLedger(path: try directory(uid) + "/attempts")
             ledgers[uid] = ledger
             return ledger
         }
@@ -124,15 +118,19 @@ final class UserKeychains: Sendable {
     private func store(_ uid: UInt32) throws(KeygateError) -> SQLiteItemStore {
         try stores.withLock { stores throws(KeygateError) -> SQLiteItemStore in
             if let store = stores[uid] { return store }
-            let directory: String
-            do {
-                directory = try state.userDirectory(uid)
-            } catch {
-                throw KeygateError(.notAvailable, "the state directory of uid \(uid) is unusable: \(error)")
-            }
-            let store = try SQLiteItemStore(path: directory + "/items.db")
+            let store = try SQLiteItemStore(path: try directory(uid) + "/items.db")
             stores[uid] = store
             return store
+        }
+    }
+
+    /// The uid's own directory in the state directory, made when missing.
+    /// - Throws: `errSecNotAvailable` when it cannot be made or used.
+    private func directory(_ uid: UInt32) throws(KeygateError) -> String {
+        do {
+            return try state.userDirectory(uid)
+        } catch {
+            throw KeygateError(.notAvailable, "the state directory of uid \(uid) is unusable: \(error)")
         }
     }
 }

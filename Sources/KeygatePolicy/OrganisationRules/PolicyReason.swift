@@ -29,9 +29,7 @@ public struct PolicyReason: Hashable, Sendable, CustomStringConvertible {
 
     /// A reason.
     public init(ruleID: String, action: PolicyAction, effect: Effect) {
-        self.ruleID = ruleID
-        self.action = action
-        self.effect = effect
+        (self.ruleID, self.action, self.effect) = (ruleID, action, effect)
     }
 
     /// Whether this reason denies the operation.
