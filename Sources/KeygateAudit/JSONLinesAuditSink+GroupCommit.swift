@@ -2,7 +2,7 @@ import Glibc
 public import KeygatePolicy
 import Synchronization
 
-// The group-commit append between flushes (issue 10): the sink holds the trail's lock and
+// The group-commit append between flushes: the sink holds the trail's lock and
 // knows where the trail ends, so an append is the record's line rendered into a buffer the
 // sink keeps, its SHA-256 taken from those bytes, and one `write`; no ``AuditRecord`` (nor its
 // line as a `String`) is made for an ``Auditor`` that never looks at it.

@@ -8,7 +8,7 @@ public enum CurrentProcess {
     /// The link's target is the kernel's own path of the executable, absolute and without
     /// symbolic links, so one `readlink` gives what `realpath` found with one per component;
     /// `realpath` still decides when the target is not such a path (an executable deleted
-    /// since it started shows as `… (deleted)`, which does not resolve: nil, as before).
+    /// since it started shows as `… (deleted)`, which does not resolve: nil).
     public static let executable: String? = {
         let capacity = Int(PATH_MAX)
         let target: String? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in

@@ -1,6 +1,6 @@
 import KeygatePolicy
 
-// The raw values a trail line holds as they are (issue 10): each enum's raw value as static
+// The raw values a trail line holds as they are: each enum's raw value as static
 // text, written into the line with no `String` made and no escaper run over it. The same
 // bytes as the raw value (`AuditRawValueTextTests` checks every case), none of which needs an
 // escape (ASCII letters only).

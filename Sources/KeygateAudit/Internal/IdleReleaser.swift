@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import Synchronization
 
-// The group-commit sinks' idle release (issue 10): one thread of its own, sleeping until the
+// The group-commit sinks' idle release: one thread of its own, sleeping until the
 // earliest sink comes due, instead of a libdispatch timer per idle period (whose every firing
 // woke the manager thread, reprogrammed its timerfd, and woke a queue worker to run the check).
 

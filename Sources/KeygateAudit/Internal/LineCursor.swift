@@ -1,4 +1,4 @@
-// A raw byte cursor for rendering one audit line (issue 10): each write is one capacity check
+// A raw byte cursor for rendering one audit line: each write is one capacity check
 // and a copy, where appending to an `Array` checks uniqueness and capacity, and may grow it,
 // at every piece of the line.
 

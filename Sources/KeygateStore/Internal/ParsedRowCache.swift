@@ -20,8 +20,8 @@ struct ParsedRowCache {
     /// Every text seen, up to `capacity`, by the text as a string (a found entry counts only when
     /// its bytes are the row's: strings compare by canonical equivalence). Keyed by `String`,
     /// whose `Hashable` conformance every process has looked up already, not by `[UInt8]`, whose
-    /// run-time lookup (and `UInt8`'s) scanned all the executable's conformances: 0.06 ms of
-    /// every process that reads.
+    /// run-time lookup (and `UInt8`'s) scans all the executable's conformances at first use (the
+    /// `keygate get` rows of `make bench` measure a process that reads).
     private var byText: [String: Entry] = [:]
     /// The most distinct texts kept.
     let capacity: Int

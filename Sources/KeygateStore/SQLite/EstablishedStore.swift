@@ -2,10 +2,10 @@ import KeygatePolicy
 
 /// What an open needs to know of a store that is already set up, read in one read transaction.
 ///
-/// An open used to make four read transactions before its key check (the journal-mode switch,
-/// the schema version, the emptiness check, the key-check value), each taking and releasing the
-/// WAL's read lock (two `fcntl`s and an `fstat` or two). A store this Keygate made already has
-/// all of it, so one deferred transaction reads it; anything else (a new or older file, a
+/// An open asks one read transaction, not one per question (the journal mode, the schema
+/// version, the key-check value), since each takes and releases the WAL's read lock (two
+/// `fcntl`s and an `fstat` or two; the `keygate get` rows of `make bench` measure it). A store
+/// this Keygate made already has all of it, so one deferred transaction reads it; anything else (a new or older file, a
 /// journal mode other than WAL, no key-check value yet) is reported as `nil` and the open takes
 /// its full path, which sets up, migrates and writes what is missing. Whether it holds items is
 /// not asked: a store with a key-check value has something sealed under its key either way.
