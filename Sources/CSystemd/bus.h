@@ -12,7 +12,18 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 #include "loader.h"
-#include "wire.h"
+
+/// The socket path of a plain `unix:path=` bus address (up to any `,key=value`), copied to `out`:
+/// 1 when `address` is one, 0 otherwise (another transport, or an escaped `%xx` path).
+static inline int keygate_bus_socket_path(const char *address, char *out, size_t size) {
+    if (strncmp(address, "unix:path=", 10) != 0) return 0;
+    const char *path = address + 10;
+    size_t length = strcspn(path, ",");
+    if (length >= size || memchr(path, '%', length) != NULL) return 0;
+    memcpy(out, path, length);
+    out[length] = '\0';
+    return 1;
+}
 
 /// Opens a client connection to the bus at `address` (`unix:path=…`); -ELIBACC without libsystemd,
 /// -ENOENT when there is no socket there.
@@ -21,7 +32,7 @@ static inline int keygate_bus_open(const char *address, uint64_t timeout_usec, s
     // No socket, no bus: said without loading libsystemd (a container, CI). Only a plain path is
     // checked; an escaped one (`%xx`) is left to sd-bus.
     char socket_path[4096];
-    if (keygate_wire_socket_path(address, socket_path, sizeof(socket_path)) && access(socket_path, F_OK) != 0 &&
+    if (keygate_bus_socket_path(address, socket_path, sizeof(socket_path)) && access(socket_path, F_OK) != 0 &&
         errno == ENOENT)
         return -ENOENT;
     if (!keygate_sd_bus_load()) return -ELIBACC;

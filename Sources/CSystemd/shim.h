@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 #include "bus.h"
-#include "wire.h"
 
 /// The answer of `keygate_logind_locked_hint`, filled in by it.
 typedef struct {
@@ -24,8 +23,8 @@ typedef struct {
 } keygate_logind_answer;
 
 /// Asks logind for the `LockedHint` of the session `session_id`: reads the property on
-/// `/org/freedesktop/login1/session/<escaped id>` (`org.freedesktop.login1.Session`), on the wire
-/// for a plain `unix:path=` address (wire.h), else through sd-bus.
+/// `/org/freedesktop/login1/session/<escaped id>` (`org.freedesktop.login1.Session`) through sd-bus
+/// (a plain `unix:path=` bus is asked on the wire by KeygateLinux, without libsystemd).
 ///
 /// `address` is the bus address (the system bus is `unix:path=/run/dbus/system_bus_socket`, what
 /// `sd_bus_open_system` uses when `DBUS_SYSTEM_BUS_ADDRESS` is unset). Everything — connecting, authenticating, the call — ends within
@@ -39,11 +38,6 @@ static inline int keygate_logind_locked_hint(
     answer->locked = 0;
     answer->error_name[0] = '\0';
     uint64_t deadline = keygate_bus_now_usec() + timeout_usec;
-    // A plain `unix:path=` bus (the system bus's usual address) is asked on the wire, without
-    // loading libsystemd (wire.h); any other address through sd-bus.
-    char socket_path[108];
-    if (keygate_wire_socket_path(address, socket_path, sizeof(socket_path)))
-        return keygate_wire_locked_hint(socket_path, session_id, deadline, &answer->locked, answer->error_name);
     sd_bus *bus = NULL;
     int r = keygate_bus_open(address, timeout_usec, &bus);
     if (r < 0) return r;
@@ -71,62 +65,6 @@ static inline int keygate_logind_locked_hint(
     // No flush: flushing waits for a bus that may never answer.
     sd_bus_close_unref(bus);
     return r;
-}
-
-/// A LockedHint question sent ahead of need (keygate_logind_ask): the socket its answer comes on
-/// and the deadline for the whole question, or the error that ended it early.
-typedef struct {
-    /// The socket, or -1 once answered, forgotten, or when the question could not be sent.
-    int fd;
-    /// What ended the question before an answer could be read (0 while `fd` is open).
-    int error;
-    /// When the whole question must have been answered (CLOCK_MONOTONIC, µs).
-    uint64_t deadline;
-} keygate_logind_question;
-
-/// Sends the question of keygate_logind_locked_hint now and returns without waiting for the bus,
-/// so the bus and logind answer while the caller works; keygate_logind_answer_of reads the answer,
-/// keygate_logind_forget drops it. Only a plain `unix:path=` bus can be asked ahead: for any other
-/// address this returns 0 without asking (the caller asks with keygate_logind_locked_hint when it
-/// needs the answer). Returns 1 when the question is out or has already failed (the failure is
-/// then what keygate_logind_answer_of returns: -ENOENT when there is no bus socket).
-static inline int keygate_logind_ask(
-    const char *address, const char *session_id, uint64_t timeout_usec, keygate_logind_question *question) {
-    question->fd = -1;
-    question->error = 0;
-    question->deadline = keygate_bus_now_usec() + timeout_usec;
-    char socket_path[108];
-    if (!keygate_wire_socket_path(address, socket_path, sizeof(socket_path))) return 0;
-    int fd = keygate_wire_ask(socket_path, session_id, question->deadline);
-    if (fd < 0) {
-        question->error = fd;
-    } else {
-        question->fd = fd;
-    }
-    return 1;
-}
-
-/// The answer to a question asked ahead, read by its deadline, as keygate_logind_locked_hint
-/// returns it; the question's socket is closed. Asking for it a second time returns -EALREADY.
-static inline int keygate_logind_answer_of(keygate_logind_question *question, keygate_logind_answer *answer) {
-    answer->locked = 0;
-    answer->error_name[0] = '\0';
-    if (question->fd < 0) {
-        int r = question->error != 0 ? question->error : -EALREADY;
-        question->error = -EALREADY;
-        return r;
-    }
-    int fd = question->fd;
-    question->fd = -1;
-    question->error = -EALREADY;
-    return keygate_wire_answer(fd, question->deadline, &answer->locked, answer->error_name);
-}
-
-/// Drops a question asked ahead whose answer is not wanted (closes its socket, if still open).
-static inline void keygate_logind_forget(keygate_logind_question *question) {
-    if (question->fd >= 0) close(question->fd);
-    question->fd = -1;
-    question->error = -EALREADY;
 }
 
 #endif

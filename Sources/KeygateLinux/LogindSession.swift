@@ -53,23 +53,47 @@ enum LogindSession {
     }
 
     /// The lock state of `session` as the logind on the bus at `address` sees it, within
-    /// `timeout` microseconds.
+    /// `timeout` microseconds: on the wire for a plain `unix:path=` bus
+    /// (``LogindWireQuestion``), else through sd-bus.
     static func lockState(session: String, address: String, timeout: UInt64 = timeoutMicroseconds) -> LockState {
-        var answer = keygate_logind_answer()
-        let result = keygate_logind_locked_hint(address, session, timeout, &answer)
-        return lockState(result: result, answer: &answer)
+        guard let socketPath = BusAddress.socketPath(address) else {
+            var answer = keygate_logind_answer()
+            let result = keygate_logind_locked_hint(address, session, timeout, &answer)
+            if result == 0 { return answer.locked != 0 ? .locked : .unlocked }
+            let errorName = withUnsafeBytes(of: &answer.error_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            return lockState(failure: errorName.isEmpty ? .system(-result) : .errorReply(errorName))
+        }
+        return lockState { () throws(DBusWireError) -> Bool in
+            try LogindWireQuestion.ask(
+                socketPath: socketPath, session: session, deadline: LogindWireQuestion.now() + timeout
+            ).answer()
+        }
     }
 
-    /// What the C question's result and answer mean.
-    fileprivate static func lockState(result: Int32, answer: inout keygate_logind_answer) -> LockState {
-        if result == 0 { return answer.locked != 0 ? .locked : .unlocked }
-        let errorName = withUnsafeBytes(of: &answer.error_name) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    /// The lock state `question` answers.
+    fileprivate static func lockState(_ question: () throws(DBusWireError) -> Bool) -> LockState {
+        do {
+            return try question() ? .locked : .unlocked
+        } catch {
+            return lockState(failure: error)
         }
-        if errorName.isEmpty && result == -ENOENT { return .noSession }
-        if noSessionErrors.contains(errorName) || errorName.hasPrefix(activationFailurePrefix) { return .noSession }
-        let reason = errorName.isEmpty ? String(cString: strerror(-result)) : errorName
-        return .unreadable("cannot read the login session's lock state from logind (\(reason))")
+    }
+
+    /// What a failed question means: no session when there is no bus socket or logind does not
+    /// know the session; otherwise unreadable (the caller fails closed).
+    fileprivate static func lockState(failure: DBusWireError) -> LockState {
+        switch failure {
+        case .system(ENOENT): return .noSession
+        case .errorReply(let name) where noSessionErrors.contains(name) || name.hasPrefix(activationFailurePrefix):
+            return .noSession
+        case .errorReply(let name):
+            return .unreadable("cannot read the login session's lock state from logind (\(name))")
+        default:
+            let reason = String(cString: strerror(failure.errno))
+            return .unreadable("cannot read the login session's lock state from logind (\(reason))")
+        }
     }
 }
 
@@ -84,9 +108,12 @@ extension LogindSession {
         let session: String
         let address: String
         private let askedAt: UInt64
-        private let pending: Mutex<keygate_logind_question>
+        /// The question on the wire, or why it could not be sent; nil once taken or forgotten.
+        private let pending: Mutex<Result<LogindWireQuestion, DBusWireError>?>
 
-        private init(session: String, address: String, askedAt: UInt64, question: keygate_logind_question) {
+        private init(
+            session: String, address: String, askedAt: UInt64, question: Result<LogindWireQuestion, DBusWireError>
+        ) {
             self.session = session
             self.address = address
             self.askedAt = askedAt
@@ -94,12 +121,17 @@ extension LogindSession {
         }
 
         /// Sends the question for the session of `sources` on its bus, connecting and writing
-        /// within `timeout` µs; nil without a session, or for a bus that cannot be asked ahead.
+        /// within `timeout` µs; nil without a session, or for a bus that cannot be asked ahead
+        /// (any but a plain `unix:path=` bus). A question that could not be sent (no bus socket)
+        /// is kept: its failure is the answer.
         static func ask(sources: DeviceSources, timeout: UInt64 = timeoutMicroseconds) -> Question? {
-            guard let (session, address) = target(sources) else { return nil }
-            let askedAt = keygate_bus_now_usec()
-            var question = keygate_logind_question()
-            guard keygate_logind_ask(address, session, timeout, &question) == 1 else { return nil }
+            guard let (session, address) = target(sources), let socketPath = BusAddress.socketPath(address) else {
+                return nil
+            }
+            let askedAt = LogindWireQuestion.now()
+            let question = Result { () throws(DBusWireError) -> LogindWireQuestion in
+                try LogindWireQuestion.ask(socketPath: socketPath, session: session, deadline: askedAt + timeout)
+            }
             return Question(session: session, address: address, askedAt: askedAt, question: question)
         }
 
@@ -108,22 +140,21 @@ extension LogindSession {
         /// nil otherwise (the caller asks afresh).
         func take(session: String, address: String, timeout: UInt64) -> LockState? {
             guard session == self.session, address == self.address else { return nil }
-            return pending.withLock { question -> LockState? in
-                guard question.error != -EALREADY else { return nil }
-                let now = keygate_bus_now_usec()
-                guard now < askedAt + timeout else {
-                    keygate_logind_forget(&question)
-                    return nil
-                }
+            guard
+                let question = pending.withLock({ pending in
+                    defer { pending = nil }
+                    return pending
+                })
+            else { return nil }
+            let now = LogindWireQuestion.now()
+            guard now < askedAt + timeout else { return nil }
+            return LogindSession.lockState { () throws(DBusWireError) -> Bool in
+                let wire = try question.get()
                 // What arrives from now on is no older than the question: read with a full timeout.
-                question.deadline = now + timeout
-                var answer = keygate_logind_answer()
-                let result = keygate_logind_answer_of(&question, &answer)
-                return LogindSession.lockState(result: result, answer: &answer)
+                wire.deadline = now + timeout
+                return try wire.answer()
             }
         }
-
-        deinit { pending.withLock { keygate_logind_forget(&$0) } }
     }
 
     /// The answer `question` holds for the session and bus of `sources` (see

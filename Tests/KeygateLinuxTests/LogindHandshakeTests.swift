@@ -2,7 +2,7 @@ import Foundation
 import KeygateLinux
 import Testing
 
-/// The lock-state question on the wire (Sources/CSystemd/wire.h) against a scripted bus: the
+/// The lock-state question on the wire (KeygateLinux's LogindWireQuestion) against a scripted bus: the
 /// EXTERNAL handshake, BEGIN, Hello and the Get go out in one write; the answer is read whether
 /// it follows the AUTH line in the same chunk or the line comes in pieces; a refused handshake or
 /// a line that never ends fails closed.
