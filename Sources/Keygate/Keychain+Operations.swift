@@ -126,7 +126,7 @@ extension Keychain {
         let interaction = Self.interaction(query.authenticationUI, context)
         var results: [MatchedItem] = []
         // Attributes only: no read decision is kept per item (none is used).
-        let found = try candidates(filter, context: context)
+        let found = try candidates(filter, context: context, interaction: interaction)
         results.reserveCapacity(min(limit, found.alive.count))
         // Each record read where it is in the array, not copied out.
         for index in found.alive.indices where results.count < limit {
@@ -158,14 +158,16 @@ extension Keychain {
             // The rules decide once for this item: the refusal before the gate and the review after it.
             let rules = decide(.read, fields)
             let ruleIDs = try refuseEarly(rules, .read, fields)
-            if let allowed = found.reusable(sweep, in: context) {
-                // The search's allow stands: recorded as the gate would, with no await.
+            // The search's decision is the gate's first round while the context is as it was
+            // decided on (one evaluation per item, not two): an allow is recorded with no await.
+            let decided = found.reusable(sweep, in: context)
+            if let decided, decided.isAllowed {
                 try gateAllowed(
-                    allowed, fields.accessControl, .read, item: fields.identity, context: context, ruleIDs: ruleIDs)
+                    decided, fields.accessControl, .read, item: fields.identity, context: context, ruleIDs: ruleIDs)
             } else {
                 switch try await gate(
                     fields.accessControl, .read, item: fields.identity, context: context, interaction: interaction,
-                    prompt: prompt(), ruleIDs: ruleIDs)
+                    prompt: prompt(), ruleIDs: ruleIDs, first: decided)
                 {
                 case .skipped, .invalidated: continue
                 case .allowed: break
@@ -418,10 +420,10 @@ extension Keychain {
         var alive: [ItemRecord] = []
         /// What the search found about each record, in order: its read decision, or the damage
         /// that keeps it from being decided (checked here once per call; nothing checks again).
-        /// Empty when the search kept no decisions (``Keychain/candidates(_:context:)``).
+        /// Empty when the search kept no decisions (``Keychain/candidates(_:context:interaction:)``).
         var sweeps: [Sweep] = []
-        /// The generation of the context's state those decisions were made on (with interaction
-        /// `fail`): ``KeygatePolicy/AuthenticationContext/stateAndGeneration``.
+        /// The generation of the context's state those decisions were made on (with the call's
+        /// interaction): ``KeygatePolicy/AuthenticationContext/stateAndGeneration``.
         var generation: UInt64?
         /// How many matching records no longer existed and were removed.
         var removed = 0
@@ -434,11 +436,12 @@ extension Keychain {
             case damaged(String)
         }
 
-        /// The sweep's decision when it can stand for a read's first evaluation now: an allow,
-        /// made on the state the context still holds (no proof, device change or prompt since:
-        /// the state's generation has not moved, so nothing is copied or compared).
+        /// The sweep's decision when it can stand for a read's first evaluation now: made on the
+        /// state the context still holds (no proof, device change or prompt since: the state's
+        /// generation has not moved, so nothing is copied or compared), with the call's
+        /// interaction. The gate continues from it (``Keychain/gate(_:_:item:context:interaction:prompt:audited:ruleIDs:first:)``).
         func reusable(_ sweep: Sweep, in context: AuthenticationContext) -> Decision? {
-            guard case .decided(let decision) = sweep, decision.isAllowed, let generation else { return nil }
+            guard case .decided(let decision) = sweep, let generation else { return nil }
             return context.isUnchanged(since: generation) ? decision : nil
         }
     }
@@ -448,17 +451,20 @@ extension Keychain {
     /// delete naming the item's bound enrollment hash and the current one: when the record
     /// cannot be written nothing is removed) and left out.
     ///
-    /// For a search for attributes only (`filter.withoutValues`, which never uses them) every
-    /// record is still decided, to find the invalidated ones, but no decision or damage is
-    /// kept: the sweeps are empty.
-    func candidates(_ filter: ItemFilter, context: AuthenticationContext) throws(KeygateError) -> Candidates {
+    /// Each record's read decision is made with `interaction` (a read's, so its gate can
+    /// continue from it; `fail` for a call that only looks for invalidated items). For a search
+    /// for attributes only (`filter.withoutValues`, which never uses them) every record is still
+    /// decided, to find the invalidated ones, but no decision or damage is kept: the sweeps are empty.
+    func candidates(_ filter: ItemFilter, context: AuthenticationContext, interaction: InteractionPolicy = .fail)
+        throws(KeygateError) -> Candidates
+    {
         let decisions = !filter.withoutValues
         let records = try store.items(matching: filter)
         readBiometry(for: records.lazy.map(\.fields.accessControl), context: context)
         var state: AuthenticationState
         let generation: UInt64
         (state, generation) = context.stateAndGeneration
-        state.interaction = .fail
+        state.interaction = interaction
         // The keychain's own clock: `context` is bound to it (``context(_:)``), and reading it
         // here takes no lock and copies no existential out of the context.
         let now = clock.now()

@@ -201,18 +201,23 @@ public final class Keychain: Sendable {
     /// A read whose search already allowed the item on the context's current state does not
     /// come here: ``gateAllowed(_:_:_:item:context:ruleIDs:)`` records that allow (an allow does
     /// not depend on the interaction policy). The prompt is made only when someone is asked.
+    ///
+    /// `first`, when given, is the first round's decision, made already on the context's current
+    /// state with `interaction` (the call's search made it: ``Candidates/reusable(_:in:)``), so
+    /// the item is evaluated once before anyone is asked, not twice.
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
         interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
-        ruleIDs: [String] = []
+        ruleIDs: [String] = [], first: Decision? = nil
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? AuditEvent.Kind(operation)
         readBiometry(for: control, context: context)
+        var decided = first
         for _ in 0...Self.maximumRounds {
             var state = context.state
             state.interaction = interaction
             let now = context.clock.now()
-            let decision = evaluator.evaluate(control, operation: operation, state: state, now: now)
+            let decision = decided.take() ?? evaluator.evaluate(control, operation: operation, state: state, now: now)
             try auditor.record(
                 AuditEvent(
                     kind, item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
@@ -239,7 +244,7 @@ public final class Keychain: Sendable {
 
     /// The gate's one round for an item the call's search already allowed on the context's
     /// current state (`decision`, ``Candidates/reusable(_:in:)``): the record
-    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:)`` would write for it,
+    /// ``gate(_:_:item:context:interaction:prompt:audited:ruleIDs:first:)`` would write for it,
     /// without evaluating again, without an `await`, and without copying the state out (its
     /// proofs are listed under the context's lock).
     /// - Throws: the audit failure when the record cannot be written (and auditing is required).
