@@ -146,7 +146,7 @@ extension Keychain {
                 try auditor.record(
                     AuditEvent(
                         kind: .read, item: fields.identity,
-                        accessControl: fields.accessControl.textForm,
+                        accessControl: fields.accessControl,
                         decision: .allow, notes: Self.attributesOnlyNotes))
                 results.append(MatchedItem(attributes: attributes, data: nil))
                 continue
@@ -507,7 +507,7 @@ extension Keychain {
             notes.append(.invalidated)
             try auditor.record(
                 AuditEvent(
-                    kind: .delete, item: record.fields.identity, accessControl: control.textForm,
+                    kind: .delete, item: record.fields.identity, accessControl: control,
                     decision: .allow, reasons: Array(decision.reasons), notes: notes))
             goneIndices.append(index)
             gone.append(record)

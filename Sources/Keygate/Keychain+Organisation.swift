@@ -55,7 +55,7 @@ extension Keychain {
         try auditor.record(
             AuditEvent(
                 kind: AuditEvent.Kind(action), item: fields.identity,
-                accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs, decision: .deny, status: status,
+                accessControl: fields.accessControl, ruleIDs: ruleIDs, decision: .deny, status: status,
                 notes: decision.reasons.map { .organisationRule($0) }))
         throw error
     }
@@ -103,7 +103,7 @@ extension Keychain {
         try auditor.record(
             AuditEvent(
                 kind: AuditEvent.Kind(action), item: fields.identity,
-                accessControl: fields.accessControl.textForm, ruleIDs: ruleIDs,
+                accessControl: fields.accessControl, ruleIDs: ruleIDs,
                 decision: pending.isEmpty ? .allow : .authenticate,
                 notes: decision.reasons.map { .organisationRule($0) } + pending.map { .needs($0) },
                 factors: AuditEvent.ProvedFactor.all(in: context.state, at: now)))

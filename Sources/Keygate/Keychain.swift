@@ -303,12 +303,12 @@ public final class Keychain: Sendable {
         if error.status == .decode {
             try? auditor.record(
                 AuditEvent(
-                    kind: .tamper, item: identity, accessControl: control?.textForm, decision: .deny,
+                    kind: .tamper, item: identity, accessControl: control, decision: .deny,
                     status: error.status, notes: [.tampered(error.message)]))
         }
         try? auditor.record(
             AuditEvent(
-                kind: kind, item: identity, accessControl: control?.textForm, decision: .deny,
+                kind: kind, item: identity, accessControl: control, decision: .deny,
                 status: error.status, notes: [.storeFailure(error.message)]))
     }
 

@@ -139,7 +139,7 @@ extension AuditEvent {
     var estimatedLength: Int {
         let item = self.item.map { $0.service.utf8.count + $0.account.utf8.count + $0.accessGroup.utf8.count } ?? 0
         let texts =
-            (accessControl?.utf8.count ?? 0) + 160 * reasons.count
+            (accessControlText?.utf8.count ?? 0) + 160 * reasons.count
             + notes.reduce(0) { $0 + $1.description.utf8.count + 4 }
             + ruleIDs.reduce(0) { $0 + $1.utf8.count + 4 }
         return 256 + 2 * (item + texts) + 48 * factors.count

@@ -161,12 +161,19 @@ public struct AuditEvent: Hashable, Sendable {
             yield &storage.item
         }
     }
-    /// The access control's text form.
-    public var accessControl: String? {
-        get { storage.accessControl }
+    /// The access control decided on, when there is one: what ``accessControlText`` parses to
+    /// (nil also for a text that does not parse, from a trail another version wrote). Setting it
+    /// renders its text once, for the record.
+    public var accessControl: AccessControl? {
+        get { storage.accessControlText.flatMap { try? AccessControl(textForm: $0) } }
+        set { accessControlText = newValue?.textForm }
+    }
+    /// The access control's text form, as the record holds it.
+    public var accessControlText: String? {
+        get { storage.accessControlText }
         _modify {
             makeUnique()
-            yield &storage.accessControl
+            yield &storage.accessControlText
         }
     }
     /// The organisation rules that matched.
@@ -294,13 +301,14 @@ public struct AuditEvent: Hashable, Sendable {
     /// (``ProvedFactor/reusedWithin``) adds the note ``AuditNote/proofReused(_:window:)`` after
     /// `notes`, unless `notes` already has it: every record listing a reused proof says so.
     public init(
-        kind: Kind, item: ItemIdentity? = nil, accessControl: String? = nil, ruleIDs: [String] = [], decision: Verdict,
+        kind: Kind, item: ItemIdentity? = nil, accessControl: AccessControl? = nil, ruleIDs: [String] = [],
+        decision: Verdict,
         status: KeygateStatus? = nil, reasons: [DecisionReason] = [], notes: [AuditNote] = [],
         factors: [ProvedFactor] = [], pamService: String? = nil, processID: Int32 = 0, userID: UInt32 = 0,
         executable: String? = nil, caller: AuditCaller? = nil
     ) {
         storage = AuditEventStorage(
-            kind: kind, item: item, accessControl: accessControl, ruleIDs: ruleIDs, decision: decision,
+            kind: kind, item: item, accessControlText: accessControl?.textForm, ruleIDs: ruleIDs, decision: decision,
             status: status, reasons: reasons, notes: Self.notes(notes, naming: factors), factors: factors,
             pamService: pamService, processID: processID, userID: userID, executable: executable, caller: caller)
     }
@@ -315,7 +323,7 @@ public struct AuditEvent: Hashable, Sendable {
         notes: [AuditNote] = [], factors: [ProvedFactor]
     ) {
         storage = AuditEventStorage(
-            kind: kind, item: item, accessControl: accessControl?.textForm, ruleIDs: ruleIDs,
+            kind: kind, item: item, accessControlText: accessControl?.textForm, ruleIDs: ruleIDs,
             decision: Verdict(decision.outcome), status: decision.status, reasons: Array(decision.reasons),
             notes: Self.notes(notes, naming: factors), factors: factors, pamService: nil, processID: 0, userID: 0,
             executable: nil, caller: nil)

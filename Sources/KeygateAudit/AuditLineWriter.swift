@@ -234,7 +234,7 @@ extension LineCursor {
             raw("}, ")
         }
         raw("\"accessControl\": ")
-        optional(event.accessControl)
+        optional(event.accessControlText)
         raw(", \"rules\": ")
         strings(event.ruleIDs)
         raw(", \"decision\": \"")

@@ -131,8 +131,8 @@ public struct AuditRecord: Hashable, Sendable {
             guard case .proofReused(let factor, let window) = note else { continue }
             for index in factors.indices where factors[index].factor == factor { factors[index].reusedWithin = window }
         }
-        return AuditEvent(
-            kind: kind, item: item, accessControl: accessControl,
+        var event = AuditEvent(
+            kind: kind, item: item,
             ruleIDs: try required("rules").array().map { (field: JSONField) throws(InputFileError) in
                 try field.string()
             },
@@ -140,6 +140,9 @@ public struct AuditRecord: Hashable, Sendable {
                 rawValue: try required("decision").choice(AuditEvent.Verdict.allCases.map(\.rawValue)))!,
             status: status,
             reasons: reasons, notes: notes, factors: factors)
+        // The text as written: the record reads back byte for byte, whether or not it parses.
+        event.accessControlText = accessControl
+        return event
     }
 
     /// Parses what ``LineCursor/record(sequence:time:previousHash:event:)`` renders as

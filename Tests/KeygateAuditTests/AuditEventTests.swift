@@ -14,7 +14,8 @@ import Testing
     func aRecordParsesBackIntoTheSameEvent(_ verdict: AuditEvent.Verdict) throws {
         var event = AuditEvent(
             kind: .read, item: ItemIdentity(accessGroup: "g", account: "me", service: "api", synchronizable: true),
-            accessControl: "ak", decision: verdict, status: verdict == .deny ? .interactionNotAllowed : nil,
+            accessControl: TestControls.plain, decision: verdict,
+            status: verdict == .deny ? .interactionNotAllowed : nil,
             reasons: [
                 .classUnavailable(.whenUnlocked, .deviceLocked),
                 .factorStale(.passcode, secondsAgo: 12, reuseSeconds: 10),

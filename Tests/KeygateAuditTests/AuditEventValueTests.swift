@@ -23,8 +23,8 @@ import Testing
     }
 
     @Test func eventsWithTheSameFieldsAreEqualAndHashAlike() {
-        let first = AuditEvent(kind: .delete, item: Self.item, accessControl: "ak;dacl(true)", decision: .allow)
-        var second = AuditEvent(kind: .delete, item: Self.item, accessControl: "ak;dacl(true)", decision: .deny)
+        let first = AuditEvent(kind: .delete, item: Self.item, accessControl: TestControls.plain, decision: .allow)
+        var second = AuditEvent(kind: .delete, item: Self.item, accessControl: TestControls.plain, decision: .deny)
         #expect(first != second)
         second.decision = .allow
         #expect(first == second)

@@ -13,7 +13,7 @@ import Testing
             kind: kind,
             item: ItemIdentity(
                 accessGroup: "g", account: String(repeating: "a", count: 500) + "\(index)", service: "s"),
-            accessControl: "ak;dacl(true)", decision: .allow, notes: [.attributesOnly])
+            accessControl: TestControls.plain, decision: .allow, notes: [.attributesOnly])
     }
 
     @Test func recordsKeepEveryDecisionInOrderAndOfOneKind() async throws {

@@ -15,7 +15,7 @@ import Testing
         let text = String(repeating: "quote \" back \\ line \n tab \t bell \u{7} é 😀 ", count: 60 * scale)
         var event = AuditEvent(
             kind: .read, item: ItemIdentity(accessGroup: "g", account: text, service: "api"),
-            accessControl: "userPresence", ruleIDs: ["rule-\(text.count)"], decision: .allow,
+            accessControl: TestControls.presence, ruleIDs: ["rule-\(text.count)"], decision: .allow,
             notes: [.refused(text)], processID: -1, userID: .max)
         event.more = [
             AuditEvent(kind: .read, item: ItemIdentity(accessGroup: "g", account: "b", service: text), decision: .deny)

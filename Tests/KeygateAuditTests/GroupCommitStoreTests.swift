@@ -19,7 +19,8 @@ import Testing
         var event = AuditEvent(
             kind: index % 3 == 0 ? .read : .update,
             item: .init(accessGroup: "g", account: "user\(index) \"quoted\"\n", service: "api\\\(index)"),
-            accessControl: index % 2 == 0 ? "userPresence" : nil, ruleIDs: index % 4 == 0 ? ["rule-\(index)"] : [],
+            accessControl: index % 2 == 0 ? TestControls.presence : nil,
+            ruleIDs: index % 4 == 0 ? ["rule-\(index)"] : [],
             decision: index % 5 == 0 ? .deny : .allow, status: index % 5 == 0 ? .authFailed : nil,
             notes: index % 3 == 1 ? [.refused("no \u{1} way")] : [],
             factors: index % 2 == 1 ? [.init(factor: .passcode, secondsAgo: index)] : [],
@@ -67,7 +68,7 @@ import Testing
         let sink = GroupCommitTestSinks.sink(path, records: 8, idle: .seconds(60))
         try sink.store(Self.event(0), at: Timestamp(seconds: 1))  // takes the lock: the next goes between flushes
         var long = Self.event(1)
-        long.accessControl = String(repeating: "x", count: AuditRecord.maximumLineLength)
+        long.accessControlText = String(repeating: "x", count: AuditRecord.maximumLineLength)
         #expect(throws: KeygateError.self) { try sink.store(long, at: Timestamp(seconds: 2)) }
         try sink.store(Self.event(2), at: Timestamp(seconds: 3))
         sink.flush()

@@ -8,7 +8,8 @@ import Testing
     static func event(_ index: Int) -> AuditEvent {
         AuditEvent(
             kind: .read, item: ItemIdentity(accessGroup: "g", account: "a\(index)", service: "s"),
-            accessControl: "ak;dacl(true)", decision: .allow, reasons: [.classAvailable(.whenUnlocked), .noConstraint],
+            accessControl: TestControls.plain, decision: .allow,
+            reasons: [.classAvailable(.whenUnlocked), .noConstraint],
             processID: 7, userID: 8)
     }
 

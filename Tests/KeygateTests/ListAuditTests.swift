@@ -40,7 +40,7 @@ import Testing
         #expect(records.allSatisfy { $0.line.utf8.count <= AuditRecord.maximumLineLength })
         let decisions = records.flatMap(\.event.decisions)
         #expect(decisions.map(\.item) == items.map { Optional($0.fields.identity) })
-        #expect(decisions.map(\.accessControl) == items.map { $0.fields.accessControl.textForm })
+        #expect(decisions.map(\.accessControl) == items.map { Optional($0.fields.accessControl) })
         #expect(decisions.allSatisfy { $0.kind == .read && $0.decision == .allow })
         #expect(decisions.allSatisfy { $0.notes.map(\.description) == [AuditNote.attributesOnly.description] })
         // Each record's line reads back into the decisions it was written with.

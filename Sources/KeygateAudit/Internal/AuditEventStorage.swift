@@ -12,7 +12,7 @@ public import KeygatePolicy
 final class AuditEventStorage: @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var kind: AuditEvent.Kind
     @exclusivity(unchecked) @usableFromInline var item: ItemIdentity?
-    @exclusivity(unchecked) @usableFromInline var accessControl: String?
+    @exclusivity(unchecked) @usableFromInline var accessControlText: String?
     @exclusivity(unchecked) @usableFromInline var ruleIDs: [String]
     @exclusivity(unchecked) @usableFromInline var decision: AuditEvent.Verdict
     @exclusivity(unchecked) @usableFromInline var status: KeygateStatus?
@@ -28,14 +28,14 @@ final class AuditEventStorage: @unchecked Sendable {
 
     @usableFromInline
     init(
-        kind: AuditEvent.Kind, item: ItemIdentity?, accessControl: String?, ruleIDs: [String],
+        kind: AuditEvent.Kind, item: ItemIdentity?, accessControlText: String?, ruleIDs: [String],
         decision: AuditEvent.Verdict, status: KeygateStatus?, reasons: [DecisionReason], notes: [AuditNote],
         factors: [AuditEvent.ProvedFactor], pamService: String?, processID: Int32, userID: UInt32, executable: String?,
         caller: AuditCaller?, more: [AuditEvent] = []
     ) {
         self.kind = kind
         self.item = item
-        self.accessControl = accessControl
+        self.accessControlText = accessControlText
         self.ruleIDs = ruleIDs
         self.decision = decision
         self.status = status
@@ -54,14 +54,14 @@ final class AuditEventStorage: @unchecked Sendable {
     @usableFromInline
     func copy() -> AuditEventStorage {
         AuditEventStorage(
-            kind: kind, item: item, accessControl: accessControl, ruleIDs: ruleIDs, decision: decision, status: status,
+            kind: kind, item: item, accessControlText: accessControlText, ruleIDs: ruleIDs, decision: decision, status: status,
             reasons: reasons, notes: notes, factors: factors, pamService: pamService, processID: processID,
             userID: userID, executable: executable, caller: caller, more: more)
     }
 
     /// Whether every field equals `other`'s.
     func sameFields(as other: AuditEventStorage) -> Bool {
-        kind == other.kind && item == other.item && accessControl == other.accessControl && ruleIDs == other.ruleIDs
+        kind == other.kind && item == other.item && accessControlText == other.accessControlText && ruleIDs == other.ruleIDs
             && decision == other.decision && status == other.status && reasons == other.reasons && notes == other.notes
             && factors == other.factors && pamService == other.pamService && processID == other.processID
             && userID == other.userID && executable == other.executable && caller == other.caller && more == other.more
@@ -71,7 +71,7 @@ final class AuditEventStorage: @unchecked Sendable {
     func hashFields(into hasher: inout Hasher) {
         hasher.combine(kind)
         hasher.combine(item)
-        hasher.combine(accessControl)
+        hasher.combine(accessControlText)
         hasher.combine(ruleIDs)
         hasher.combine(decision)
         hasher.combine(status)
