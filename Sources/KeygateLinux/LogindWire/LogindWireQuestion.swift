@@ -122,17 +122,9 @@ final class LogindWireQuestion: @unchecked Sendable {
     }
 
     private func send(_ bytes: [UInt8]) throws(DBusWireError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
+        try transfer(bytes.count, waitingFor: Int16(POLLOUT)) { offset in
+            bytes.withUnsafeBytes {
                 Glibc.send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
-                try wait(Int16(POLLOUT))
-            } else {
-                throw .system(sent < 0 ? errno : ECONNRESET)
             }
         }
     }
@@ -140,20 +132,26 @@ final class LogindWireQuestion: @unchecked Sendable {
     /// Exactly `count` bytes (`ECONNRESET` when the bus hangs up first).
     private func receive(_ count: Int) throws(DBusWireError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        while offset < count {
-            let got = bytes.withUnsafeMutableBytes {
-                recv(socket, $0.baseAddress! + offset, count - offset, Int32(MSG_DONTWAIT))
-            }
-            if got > 0 {
-                offset += got
-            } else if got < 0 && (errno == EAGAIN || errno == EINTR) {
-                try wait(Int16(POLLIN))
-            } else {
-                throw .system(got < 0 ? errno : ECONNRESET)
-            }
+        try transfer(count, waitingFor: Int16(POLLIN)) { offset in
+            bytes.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + offset, count - offset, Int32(MSG_DONTWAIT)) }
         }
         return bytes
+    }
+
+    /// Moves `count` bytes by `io` (a non-blocking send or receive of what is left past an
+    /// offset), waiting for `events` whenever the socket is not ready, until the deadline.
+    private func transfer(_ count: Int, waitingFor events: Int16, _ io: (Int) -> Int) throws(DBusWireError) {
+        var offset = 0
+        while offset < count {
+            let moved = io(offset)
+            if moved > 0 {
+                offset += moved
+            } else if moved < 0 && (errno == EAGAIN || errno == EINTR) {
+                try wait(events)
+            } else {
+                throw .system(moved < 0 ? errno : ECONNRESET)
+            }
+        }
     }
 
     /// The bus's one-line answer to AUTH, without its "\r\n". BEGIN and the calls went out with

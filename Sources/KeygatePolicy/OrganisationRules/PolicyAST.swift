@@ -224,14 +224,11 @@ extension PolicyEffect {
 }
 
 extension PolicyAction {
-    /// The action that is `operation`: each access-control operation is an action of the same name.
+    /// The action that is `operation`: each access-control operation is an action of the same
+    /// name (the tests check every one).
     public init(_ operation: Operation) {
-        switch operation {
-        case .add: self = .add
-        case .read: self = .read
-        case .update: self = .update
-        case .delete: self = .delete
-        }
+        // Every operation's name is an action's.
+        self = PolicyAction(rawValue: operation.rawValue)!
     }
 
     /// The access-control operation of the same name; nil for `export`, `import` and `list`,
