@@ -115,11 +115,11 @@ extension Message {
             accessGroup: try r.string("accessGroup"), account: account, service: service,
             synchronizable: try r.bool("synchronizable"))
         return ItemFields(
-                identity: identity, label: try optionalString("label", &r),
-                generic: try r.optional("generic") { r throws(ProtocolError) in try r.data("generic") },
-                accessControl: try accessControl(try r.string("accessControl")),
-                created: Timestamp(nanoseconds: try r.int64("created")),
-                modified: Timestamp(nanoseconds: try r.int64("modified")))
+            identity: identity, label: try optionalString("label", &r),
+            generic: try r.optional("generic") { r throws(ProtocolError) in try r.data("generic") },
+            accessControl: try accessControl(try r.string("accessControl")),
+            created: Timestamp(nanoseconds: try r.int64("created")),
+            modified: Timestamp(nanoseconds: try r.int64("modified")))
     }
 
     private static func optionalString(_ field: String, _ r: inout WireReader) throws(ProtocolError) -> String? {

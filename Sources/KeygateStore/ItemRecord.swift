@@ -81,7 +81,7 @@ package enum SealedValue: Hashable, Sendable {
     }
 }
 
-/// A new item for ``ItemStore/insert(_:)``.
+/// A new item for ``ItemStore/insert(_:joining:)``.
 public struct NewItem: Sendable {
     /// Its fields.
     public var fields: ItemFields
@@ -95,7 +95,7 @@ public struct NewItem: Sendable {
     }
 }
 
-/// A replacement of an existing item's fields and value, for ``ItemStore/replace(_:)``.
+/// A replacement of an existing item's fields and value, for ``ItemStore/replace(_:joining:)``.
 public struct ItemReplacement: Sendable {
     /// The item replaced.
     public var id: ItemID

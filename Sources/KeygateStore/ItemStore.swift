@@ -11,7 +11,7 @@ public import KeygatePolicy
 ///
 /// - **Primary key.** At most one item per ``KeygatePolicy/ItemIdentity``; an insert or replace that would
 ///   make two fails with `errSecDuplicateItem` and changes nothing.
-/// - **All or nothing.** ``insert(_:)``, ``replace(_:)`` and `delete` (by ids or by records)
+/// - **All or nothing.** ``insert(_:joining:)``, ``replace(_:joining:)`` and `delete` (by ids or by records)
 ///   apply every entry or none; a replacement of an id that is gone fails with
 ///   `errSecItemNotFound`, and one made with ``ItemReplacement/init(replacing:fields:data:)`` of
 ///   an item another writer changed since it was read fails with `errSecNotAvailable` (no lost
@@ -29,7 +29,7 @@ public import KeygatePolicy
 /// - **Secrets stay secret.** Values never appear in a description, an error or a log line;
 ///   copies are wiped when released (the contract checks descriptions and errors; wiping is
 ///   ``KeygateItems/SecretData``'s).
-/// - **Bounded values.** ``insert(_:)`` and ``replace(_:)`` refuse a value larger than the
+/// - **Bounded values.** ``insert(_:joining:)`` and ``replace(_:joining:)`` refuse a value larger than the
 ///   store's limit (``ItemLimits/defaultMaximumValueLength``, 16 MiB, unless configured) with
 ///   `errSecParam` and a message giving the limit, and change nothing.
 /// - **Participants.** A write handed a ``KeygateItems/TransactionParticipant`` (`joining:`)
@@ -87,8 +87,8 @@ extension ItemStore {
     /// Deletes items, all or none, with no participant; ids already gone are ignored.
     public func delete(_ ids: [ItemID]) throws(KeygateError) { try delete(ids, joining: nil) }
 
-    /// Deletes items as they were read, all or none, with no participant (see
-    /// ``delete(_:joining:)-(_,(any TransactionParticipant)?)``).
+    /// Deletes items as they were read, all or none, with no participant (as the requirement
+    /// taking records and a participant does).
     public func delete(_ records: [ItemRecord]) throws(KeygateError) { try delete(records, joining: nil) }
 
     /// Opens the value and discards it at once (the copy is wiped when released).

@@ -52,7 +52,7 @@ public final class SQLiteItemStore: ItemStore {
     ///   - path: the database file; its directory is created 0700 when missing.
     ///   - keyProvider: the sealing key; the default keeps it in `path + ".key"`.
     ///   - busyTimeoutMilliseconds: how long to wait for another process's write lock.
-    ///   - maximumValueLength: the largest value ``insert(_:)`` and ``replace(_:)`` accept
+    ///   - maximumValueLength: the largest value ``insert(_:joining:)`` and ``replace(_:joining:)`` accept
     ///     (`errSecParam` beyond it).
     ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
     ///     file must belong to the effective user and be private (``KeygateAudit/FilePrivacy``).

@@ -68,15 +68,15 @@ import Testing
             for round in 0..<3 {
                 items.append(
                     ItemFields(
-                            identity: ItemIdentity(
-                                accessGroup: round == 0 ? "keygate" : name,
-                                account: oddNames[(index + round) % oddNames.count],
-                                service: name, synchronizable: round == 1),
-                            label: round == 2 ? nil : name,
-                            // Six controls in turn, more than the writer keeps rendered.
-                            accessControl: controls[(index * 3 + round) % controls.count],
-                            created: Timestamp(nanoseconds: times[(index + round) % times.count]),
-                            modified: Timestamp(nanoseconds: times[(index + 2 * round + 1) % times.count])))
+                        identity: ItemIdentity(
+                            accessGroup: round == 0 ? "keygate" : name,
+                            account: oddNames[(index + round) % oddNames.count],
+                            service: name, synchronizable: round == 1),
+                        label: round == 2 ? nil : name,
+                        // Six controls in turn, more than the writer keeps rendered.
+                        accessControl: controls[(index * 3 + round) % controls.count],
+                        created: Timestamp(nanoseconds: times[(index + round) % times.count]),
+                        modified: Timestamp(nanoseconds: times[(index + 2 * round + 1) % times.count])))
             }
         }
         return items
@@ -105,8 +105,8 @@ import Testing
         func line(_ service: String) -> String {
             ItemJSON.line(
                 ItemFields(
-                        identity: ItemIdentity(accessGroup: "g", account: "a", service: service),
-                        accessControl: control, created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1)))
+                    identity: ItemIdentity(accessGroup: "g", account: "a", service: service),
+                    accessControl: control, created: Timestamp(seconds: 1), modified: Timestamp(seconds: 1)))
         }
         #expect(line("caf\u{E9}").contains(#""service": "caf\u00e9""#))
         #expect(line("cafe\u{301}").contains(#""service": "cafe\u0301""#))

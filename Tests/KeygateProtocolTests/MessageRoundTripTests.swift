@@ -53,15 +53,15 @@ import Testing
         .items([
             MatchedItem(
                 attributes: ItemFields(
-                        identity: ItemIdentity(accessGroup: "g", account: "a", service: "s"), label: nil,
-                        generic: [3], accessControl: presence, created: Timestamp(nanoseconds: 5),
-                        modified: Timestamp(nanoseconds: -1)),
+                    identity: ItemIdentity(accessGroup: "g", account: "a", service: "s"), label: nil,
+                    generic: [3], accessControl: presence, created: Timestamp(nanoseconds: 5),
+                    modified: Timestamp(nanoseconds: -1)),
                 data: SecretData(bytes: [0xFF])),
             MatchedItem(
                 attributes: ItemFields(
-                        identity: ItemIdentity(accessGroup: "g", account: "b", service: "s", synchronizable: true),
-                        label: "L", accessControl: try! AccessControl(protection: .afterFirstUnlock),
-                        created: Timestamp(nanoseconds: 1), modified: Timestamp(nanoseconds: 2)),
+                    identity: ItemIdentity(accessGroup: "g", account: "b", service: "s", synchronizable: true),
+                    label: "L", accessControl: try! AccessControl(protection: .afterFirstUnlock),
+                    created: Timestamp(nanoseconds: 1), modified: Timestamp(nanoseconds: 2)),
                 data: nil),
             MatchedItem(attributes: nil, data: nil),
         ]),

@@ -54,14 +54,16 @@ final class AuditEventStorage: @unchecked Sendable {
     @usableFromInline
     func copy() -> AuditEventStorage {
         AuditEventStorage(
-            kind: kind, item: item, accessControlText: accessControlText, ruleIDs: ruleIDs, decision: decision, status: status,
+            kind: kind, item: item, accessControlText: accessControlText, ruleIDs: ruleIDs, decision: decision,
+            status: status,
             reasons: reasons, notes: notes, factors: factors, pamService: pamService, processID: processID,
             userID: userID, executable: executable, caller: caller, more: more)
     }
 
     /// Whether every field equals `other`'s.
     func sameFields(as other: AuditEventStorage) -> Bool {
-        kind == other.kind && item == other.item && accessControlText == other.accessControlText && ruleIDs == other.ruleIDs
+        kind == other.kind && item == other.item && accessControlText == other.accessControlText
+            && ruleIDs == other.ruleIDs
             && decision == other.decision && status == other.status && reasons == other.reasons && notes == other.notes
             && factors == other.factors && pamService == other.pamService && processID == other.processID
             && userID == other.userID && executable == other.executable && caller == other.caller && more == other.more

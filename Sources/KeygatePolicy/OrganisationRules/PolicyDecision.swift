@@ -43,7 +43,7 @@ public struct PolicyDecision: Hashable, Sendable {
     /// No rule objects or adds anything: the item's own access control alone.
     public init() {}
 
-    /// A decision made outside a policy set (an ``OrganisationPolicy`` written in code): denied
+    /// A decision made outside a policy set (an `OrganisationPolicy` written in code): denied
     /// with `status` by `reasons` when one of them denies, else allowed with every requirement
     /// the reasons add and the tightest freshness bound they set.
     public init(reasons: [PolicyReason], status: KeygateStatus = .deniedByPolicy) {
