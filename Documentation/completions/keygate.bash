@@ -9,7 +9,7 @@ _keygate() {
     _init_completion -n = || return
 
     local global_options="--daemon --embedded --store --policies --audit --pam-service --pam-biometry-service --passphrase-fd --no-interaction --device-state --reuse-seconds -V --version -h --help"
-    local commands="add get update delete list evaluate export import audit lock status prove demo policy credential docker-credential"
+    local commands="add get update delete list evaluate export import audit lock status agent prove demo policy credential docker-credential"
 
     # The value of the option before the cursor (also --name=value).
     local option=$prev value=$cur
@@ -88,6 +88,7 @@ _keygate() {
             options="-s --service -a --account --operation --program -g --access-group --label --access-control --accessible --context"
             actions="check explain test" ;;
         lock | demo | status) ;;
+        agent) options="--passphrase-fd" ;;
         prove) options="--factor --prompt" ;;
         credential)
             options="--access-control --accessible -g --access-group"

@@ -1,7 +1,7 @@
 # fish completion for keygate(1). Installed as
 # $(PREFIX)/share/fish/vendor_completions.d/keygate.fish.
 
-set -l commands add get update delete list evaluate export import audit lock status prove demo policy credential docker-credential
+set -l commands add get update delete list evaluate export import audit lock status agent prove demo policy credential docker-credential
 set -l classes whenPasscodeSetThisDeviceOnly whenUnlockedThisDeviceOnly whenUnlocked afterFirstUnlockThisDeviceOnly afterFirstUnlock alwaysThisDeviceOnly always
 set -l flags userPresence biometryAny biometryCurrentSet devicePasscode companion or and privateKeyUsage applicationPassword
 
@@ -34,6 +34,7 @@ complete -c keygate -n $global -a export -d 'write an encrypted backup'
 complete -c keygate -n $global -a import -d 'restore an encrypted backup'
 complete -c keygate -n $global -a audit -d 'show or verify the audit trail'
 complete -c keygate -n $global -a lock -d "forget this session's proofs"
+complete -c keygate -n $global -a agent -d "answer keygated's questions for this session's requests"
 complete -c keygate -n $global -a status -d 'show the mode, the store, the audit trail and the daemon'
 complete -c keygate -n $global -a prove -d 'prove presence through PAM now'
 complete -c keygate -n $global -a demo -d 'run Keygate on a temporary store'

@@ -199,40 +199,15 @@ final class ClientConnection: Sendable {
         // A new connection starts a new sequence of request ids.
         let id: UInt32 = 1
         state.withLock { $0.nextID = 2 }
-        // The daemon speaks first, once it has read who we are; hello echoes its nonce. It sends
-        // it at once: a daemon silent for this long speaks protocol 1 (it waits for hello).
-        let wait = min(replyTimeout, Self.challengeSeconds)
-        guard let challengeFrame = try socket.receive(withinMilliseconds: Int32(wait * 1000)) else {
-            throw KeygateError(
-                .notAvailable,
-                "keygated at \(path) sent no challenge in \(Int(wait)) s: it may speak protocol 1 "
-                    + "(restart keygated after upgrading Keygate)")
+        let version = try socket.greet(
+            requestID: id, accessGroups: accessGroups, clientName: clientName,
+            answersPrompts: passphraseSource != nil, wait: min(replyTimeout, Self.challengeSeconds),
+            replyTimeout: replyTimeout)
+        state.withLock {
+            $0.socket = socket
+            $0.daemonVersion = version
         }
-        let challenge = try Self.decode(challengeFrame, path: path)
-        let nonce: [UInt8]
-        switch challenge {
-        case .challenge(let sent): nonce = sent
-        case .error(let status, let message, let cause):
-            throw KeygateError(KeygateStatus(rawValue: status), message, cause: cause)
-        default: throw KeygateError(.notAvailable, "keygated at \(path) began with \(challenge.type), not a challenge")
-        }
-        try socket.send(
-            .hello(
-                minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: accessGroups,
-                client: clientName, challenge: nonce), requestID: id)
-        let reply = try Self.decode(try socket.receive(timeout: replyTimeout), path: path)
-        switch reply {
-        case .helloReply(_, let version):
-            state.withLock {
-                $0.socket = socket
-                $0.daemonVersion = version
-            }
-            return socket
-        case .error(let status, let message, let cause):
-            throw KeygateError(KeygateStatus(rawValue: status), message, cause: cause)
-        default:
-            throw KeygateError(.notAvailable, "keygated at \(path) answered hello with \(reply.type)")
-        }
+        return socket
     }
 
     /// Connects when needed, records `request` as the one in flight and writes it; by the
@@ -279,7 +254,7 @@ final class ClientConnection: Sendable {
                 }
                 if frame.requestID == 0 {
                     // The daemon ended the connection (idle timeout, a limit, a refused frame).
-                    let reply = try Self.decode(frame, path: path)
+                    let reply = try ClientSocket.decode(frame, path: path)
                     drop(socket)
                     return .failure(
                         reply.keygateError
@@ -289,7 +264,7 @@ final class ClientConnection: Sendable {
                     throw KeygateError(
                         .notAvailable, "keygated at \(path) answered request \(frame.requestID), not \(requestID)")
                 }
-                let reply = try Self.decode(frame, path: path)
+                let reply = try ClientSocket.decode(frame, path: path)
                 guard case .prompt(let style, let text) = reply else { return .success(reply) }
                 early = try answer(style: style, text: text, reason: reason, requestID: requestID, on: socket)
             }
@@ -336,16 +311,6 @@ final class ClientConnection: Sendable {
         if cancelled { return nil }
         try socket.send(reply, requestID: requestID)
         return nil
-    }
-
-    private static func decode(_ frame: Frame, path: String) throws(KeygateError) -> Message {
-        var frame = frame
-        defer { frame.wipe() }
-        do throws(ProtocolError) {
-            return try Message(frame)
-        } catch {
-            throw KeygateError(.notAvailable, "keygated at \(path) broke the protocol: \(error)")
-        }
     }
 
     private func drop(_ socket: ClientSocket) {

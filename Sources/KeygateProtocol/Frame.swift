@@ -33,9 +33,10 @@ public struct Frame: Sendable {
 
 /// The protocol's fixed numbers.
 public enum FrameLimits {
-    /// The only protocol version this build speaks (2: the daemon speaks first, with a
-    /// ``Message/challenge(nonce:)`` that `hello` echoes; version 1 had no challenge).
-    public static let version: UInt8 = 2
+    /// The only protocol version this build speaks (3: `hello` says whether the client answers
+    /// prompts, and a connection can become its session's authentication agent; 2 had
+    /// neither; 1 had no challenge).
+    public static let version: UInt8 = 3
     /// Bytes of the length field.
     public static let lengthFieldSize = 4
     /// Bytes after the length field before the payload (version, type, reserved, request id).
@@ -70,6 +71,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case cancel = 0x0A
     /// Client: forget the caller's reusable proofs.
     case lock = 0x0B
+    /// Client: make this connection its session's authentication agent.
+    case registerAgent = 0x0C
     /// Daemon: the version chosen.
     case helloReply = 0x81
     /// Daemon: the status.
@@ -86,6 +89,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case prompt = 0x87
     /// Daemon: the connection's first frame, the nonce `hello` must echo.
     case challenge = 0x88
+    /// Daemon: a prompt for an authentication agent, about another connection's request.
+    case agentPrompt = 0x89
     /// Daemon: the request failed (or the connection is closed), with its OSStatus.
     case error = 0x8F
 

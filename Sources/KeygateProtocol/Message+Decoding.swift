@@ -10,11 +10,12 @@ extension Message {
             return .hello(
                 minimumVersion: try r.byte("minimumVersion"), maximumVersion: try r.byte("maximumVersion"),
                 accessGroups: try r.strings("accessGroups"), client: try r.string("client"),
-                challenge: try nonce(&r))
+                challenge: try nonce(&r), answersPrompts: try r.bool("answersPrompts"))
         case .status: return .status
         case .auditVerify: return .auditVerify
         case .cancel: return .cancel
         case .lock: return .lock
+        case .registerAgent: return .registerAgent
         case .done: return .done
         case .add: return .add(try add(&r))
         case .copyMatching: return .copyMatching(try query(&r), reuseSeconds: try r.uint32("reuseSeconds"))
@@ -52,14 +53,25 @@ extension Message {
                 records: records,
                 problem: try r.optional("problem") { r throws(ProtocolError) in try r.string("problem") })
         case .prompt:
-            let raw = try r.byte("style")
-            guard let style = PromptStyle(rawValue: raw) else { throw .malformed("style: unknown prompt style \(raw)") }
-            return .prompt(style: style, text: try r.string("text"))
+            return .prompt(style: try promptStyle(&r), text: try r.string("text"))
+        case .agentPrompt:
+            let style = try promptStyle(&r)
+            return .agentPrompt(
+                AgentPrompt(
+                    style: style, text: try r.string("text"), purpose: try r.string("purpose"),
+                    program: try r.string("program"), pid: try r.int32("pid")))
         case .error:
             return .error(
                 status: try r.int32("status"), message: try r.string("message"),
                 cause: try r.optional("cause") { r throws(ProtocolError) in try cause(&r) })
         }
+    }
+
+    /// A prompt's style byte.
+    private static func promptStyle(_ r: inout WireReader) throws(ProtocolError) -> PromptStyle {
+        let raw = try r.byte("style")
+        guard let style = PromptStyle(rawValue: raw) else { throw .malformed("style: unknown prompt style \(raw)") }
+        return style
     }
 
     /// An error's cause: a kind byte (``CauseKind``), then its fields.

@@ -5,15 +5,16 @@ import KeygatePolicy
 extension Message {
     func encode(into w: inout WireWriter) {
         switch self {
-        case .hello(let minimum, let maximum, let groups, let client, let challenge):
+        case .hello(let minimum, let maximum, let groups, let client, let challenge, let answersPrompts):
             w.byte(minimum)
             w.byte(maximum)
             w.strings(groups)
             w.string(client)
             w.data(challenge)
+            w.bool(answersPrompts)
         case .challenge(let nonce):
             w.data(nonce)
-        case .status, .auditVerify, .cancel, .lock, .done:
+        case .status, .auditVerify, .cancel, .lock, .registerAgent, .done:
             break
         case .add(let add):
             w.string(add.service)
@@ -80,6 +81,12 @@ extension Message {
         case .prompt(let style, let text):
             w.byte(style.rawValue)
             w.string(text)
+        case .agentPrompt(let prompt):
+            w.byte(prompt.style.rawValue)
+            w.string(prompt.text)
+            w.string(prompt.purpose)
+            w.string(prompt.program)
+            w.int32(prompt.pid)
         case .error(let status, let message, let cause):
             w.int32(status)
             w.string(message)

@@ -10,10 +10,15 @@ public import KeygatePolicy
 /// `ItemChanges`, `MatchedItem`, `SecretData`): what a client sends is what the daemon hands to
 /// `Keychain`, with no second copy of the model to keep in step.
 public enum Message: Sendable, Equatable {
-    /// Client: the versions it speaks (inclusive range), the access groups it asks for, and the
-    /// nonce of the daemon's ``challenge(nonce:)`` on this connection, echoed: a hello written
-    /// before the daemon had read who the caller is cannot know it, so nothing written then counts.
-    case hello(minimumVersion: UInt8, maximumVersion: UInt8, accessGroups: [String], client: String, challenge: [UInt8])
+    /// Client: the versions it speaks (inclusive range), the access groups it asks for, the
+    /// nonce of the daemon's ``challenge(nonce:)`` on this connection, echoed (a hello written
+    /// before the daemon had read who the caller is cannot know it, so nothing written then
+    /// counts), and whether it answers the prompts of its requests itself (false: a requester
+    /// with no one to ask, such as a job without a terminal, whose proofs the daemon asks of its
+    /// session's authentication agent).
+    case hello(
+        minimumVersion: UInt8, maximumVersion: UInt8, accessGroups: [String], client: String, challenge: [UInt8],
+        answersPrompts: Bool = true)
     /// Client: the daemon's view of this connection.
     case status
     /// Client: add an item.
@@ -36,6 +41,11 @@ public enum Message: Sendable, Equatable {
     case cancel
     /// Client: forget the caller's reusable proofs (`keygate lock`); answered with ``done``.
     case lock
+    /// Client: make this connection the authentication agent of the caller's login session (of
+    /// the uid's requests made outside any session, for a caller in none), as the kernel says;
+    /// answered with ``done``, after which the daemon sends ``agentPrompt(_:)`` frames and the
+    /// agent answers each with ``promptAnswer(_:)`` or ``cancel`` under the prompt's id.
+    case registerAgent
     /// Daemon: the connection's first frame (request id 0), sent once the daemon has read the
     /// caller's identity from the kernel: ``ChallengeNonce/size`` fresh random bytes that `hello` must echo.
     case challenge(nonce: [UInt8])
@@ -53,6 +63,10 @@ public enum Message: Sendable, Equatable {
     case auditVerified(records: UInt64, problem: String?)
     /// Daemon: show this PAM message; answer with ``promptAnswer(_:)`` under the same request id.
     case prompt(style: PromptStyle, text: String)
+    /// Daemon, to an authentication agent: show this PAM message of a request of the agent's
+    /// session; a question is answered with ``promptAnswer(_:)`` (or ``cancel``) under the
+    /// frame's id.
+    case agentPrompt(AgentPrompt)
     /// Daemon: the request (or, with request id 0, the connection) failed with this OSStatus,
     /// message and cause: the `KeygateError` the facade threw, whole, so a client raises the
     /// same error, its cause included (`catch KeygateError.Condition.racingWriter` matches
@@ -73,6 +87,7 @@ public enum Message: Sendable, Equatable {
         case .promptAnswer: .promptAnswer
         case .cancel: .cancel
         case .lock: .lock
+        case .registerAgent: .registerAgent
         case .challenge: .challenge
         case .helloReply: .helloReply
         case .statusReply: .statusReply
@@ -81,6 +96,7 @@ public enum Message: Sendable, Equatable {
         case .auditRecords: .auditRecords
         case .auditVerified: .auditVerified
         case .prompt: .prompt
+        case .agentPrompt: .agentPrompt
         case .error: .error
         }
     }

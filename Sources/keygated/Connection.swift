@@ -32,6 +32,8 @@ final class Connection: Sendable {
     private let keychain = Mutex<CallerKeychain?>(nil)
     /// The nonce of this connection's challenge, which its hello must echo.
     private let nonce: [UInt8]
+    /// Whether the client said in its hello that it answers its requests' prompts.
+    private let answersPrompts = Atomic<Bool>(true)
 
     /// A connection whose caller, `identity`, was read from the kernel before `nonce` was made.
     init(
@@ -97,7 +99,7 @@ final class Connection: Sendable {
         guard let message = wire.admit(frame) else { return false }
         let handler = RequestHandler(identity: identity, keychains: keychains, relay: relay)
         switch message {
-        case .hello(let minimum, let maximum, let groups, _, let challenge):
+        case .hello(let minimum, let maximum, let groups, _, let challenge, let answers):
             guard ChallengeNonce.matches(challenge, nonce) else {
                 wire.refuse(.challengeMismatch)
                 return false
@@ -114,11 +116,15 @@ final class Connection: Sendable {
                 return false
             }
             self.keychain.withLock { $0 = keychain }
+            answersPrompts.store(answers, ordering: .relaxed)
             return wire.reply(answer, requestID: frame.requestID)
         case .cancel, .promptAnswer:
             // Between requests only a cancel that crossed its request's reply passes the order
             // check (a prompt is answered while its request runs): it changes nothing.
             return true
+        case .registerAgent:
+            serveAsAgent(requestID: frame.requestID)
+            return false
         default:
             return run(message, requestID: frame.requestID, handler: handler)
         }
@@ -131,7 +137,11 @@ final class Connection: Sendable {
         let request: DaemonRequest
         do throws(KeygateError) {
             // The sequence check lets only requests reach here; anything else is a daemon bug.
-            guard let made = try DaemonRequest(message, caller: caller(), frontend: .keygateSocket) else {
+            guard
+                let made = try DaemonRequest(
+                    message, caller: caller(), frontend: .keygateSocket,
+                    answersPrompts: answersPrompts.load(ordering: .relaxed))
+            else {
                 return wire.reply(Message(KeygateError(.badReq, "not a request")), requestID: requestID)
             }
             request = made
@@ -151,6 +161,30 @@ final class Connection: Sendable {
 
     /// The caller of one request: this connection's peer, with its terminal still to be read.
     private func caller() -> DaemonCaller { DaemonCaller(identity: identity, pidfd: pidfd) }
+
+    /// Makes this connection the authentication agent of its caller's session and serves it
+    /// until it ends (``AgentChannel/serve(_:)``); a second agent for a session that has one is
+    /// refused (`errSecDuplicateItem`) and the connection ends.
+    private func serveAsAgent(requestID: UInt32) {
+        let agent = AgentChannel(identity: identity, wire: wire)
+        guard keychains.agents.register(agent) else {
+            Log.line(
+                "uid \(identity.uid) pid \(identity.pid): an authentication agent is already registered for its session"
+            )
+            wire.reply(
+                Message(
+                    KeygateError(.duplicateItem, "an authentication agent is already registered for this session")),
+                requestID: requestID)
+            return
+        }
+        defer { keychains.agents.unregister(agent) }
+        Log.line(
+            "uid \(identity.uid) pid \(identity.pid): authentication agent registered for "
+                + (identity.session.map { "session \($0)" } ?? "requests outside any session"))
+        guard wire.reply(.done, requestID: requestID) else { return }
+        agent.serve(reader)
+        Log.line("uid \(identity.uid) pid \(identity.pid): authentication agent gone")
+    }
 
     private func end(_ error: KeygateError) {
         Log.line("uid \(identity.uid) pid \(identity.pid): \(error.message); connection closed")

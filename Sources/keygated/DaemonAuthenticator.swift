@@ -19,11 +19,18 @@ import KeygateProtocol
 /// so each audit record listing it notes the reuse; a factor proved through PAM replaces it
 /// with a fresh proof. Failures are counted in the keychain's ledger (the uid's persistent
 /// ``DaemonAttemptLedger``), which the context is bound to.
+///
+/// A request whose client cannot be asked (its hello said so: a job without a terminal) has its
+/// conversation held with the authentication agent of the caller's session instead
+/// (``AgentRegistry``, ``AgentPassphraseSource``), which is shown the operation and item and the
+/// caller's program and pid as the daemon knows them; with no agent there the attempt is not
+/// allowed at once (cause ``KeygateError/Condition/noAgent``).
 struct DaemonAuthenticator: Authenticator {
     let identity: PeerIdentity
     let relay: PromptRelay
     let slots: PromptSlots
     let proofs: ProofCache
+    let agents: AgentRegistry
     let configuration: PAMAuthenticator.Configuration
 
     func mechanism(for factor: Factor) -> String? {
@@ -36,6 +43,12 @@ struct DaemonAuthenticator: Authenticator {
 
     func authenticate(_ requirement: Requirement, prompt: String, context: AuthenticationContext) async
         -> AuthenticationOutcome
+    {
+        await authenticate(requirement, for: AuthenticationPurpose(prompt: prompt), context: context)
+    }
+
+    func authenticate(_ requirement: Requirement, for purpose: AuthenticationPurpose, context: AuthenticationContext)
+        async -> AuthenticationOutcome
     {
         let request = relay.scope?.request
         let terminal = request?.caller.terminal
@@ -59,16 +72,34 @@ struct DaemonAuthenticator: Authenticator {
             return .notAllowed("too many prompts are waiting; try again later", cause: .condition(.promptLimit))
         }
         defer { slots.release(identity.uid) }
+        let source: any PassphraseSource
+        var agentSource: AgentPassphraseSource?
+        if request?.promptChannel ?? true {
+            source = relay
+        } else {
+            guard let agent = agents.agent(uid: identity.uid, session: identity.session) else {
+                Log.line(
+                    "uid \(identity.uid) pid \(identity.pid): no authentication agent for its session; request refused")
+                return .notAllowed(
+                    "the requester cannot be asked, and no authentication agent is registered for its session",
+                    cause: .condition(.noAgent))
+            }
+            let asked = AgentPassphraseSource(
+                agent: agent, purpose: Self.describe(purpose), program: identity.executable, pid: identity.pid,
+                timeoutSeconds: relay.timeout)
+            agentSource = asked
+            source = asked
+        }
         let authenticator: PAMAuthenticator
         do {
             authenticator = try PAMAuthenticator(
-                configuration: configuration, source: relay, user: user,
+                configuration: configuration, source: source, user: user,
                 caller: PAMCaller(terminal: terminal?.name, remoteUser: user))
         } catch {
             return .unavailable("PAM cannot be used: \(error.message)", cause: error.cause)
         }
-        var outcome = await authenticator.authenticate(requirement, prompt: prompt, context: context)
-        if case .cancelled = outcome, relay.promptTimedOut {
+        var outcome = await authenticator.authenticate(requirement, prompt: purpose.prompt, context: context)
+        if case .cancelled = outcome, relay.promptTimedOut || agentSource?.promptTimedOut == true {
             outcome = .notAllowed(
                 "no answer to the prompt within \(relay.timeout) s", cause: .condition(.promptTimedOut))
         }
@@ -133,5 +164,12 @@ struct DaemonAuthenticator: Authenticator {
             return .proved(proved)
         }
         return nil
+    }
+
+    /// What an agent is told the request is about, from the daemon's own view of it (never the
+    /// prompt text a client chose): the operation and the item.
+    static func describe(_ purpose: AuthenticationPurpose) -> String {
+        let operation = purpose.operation.map { "\($0)" } ?? "a proof"
+        return purpose.item.map { "\(operation) of \($0)" } ?? operation
     }
 }

@@ -49,12 +49,18 @@ struct DaemonRequest: Sendable {
     let caller: DaemonCaller
     /// Where the request came in.
     let frontend: Frontend
+    /// Whether the requester can be asked for a proof on the request's own channel: its
+    /// frontend has one and the client said it answers prompts (else its session's
+    /// authentication agent is asked).
+    let promptChannel: Bool
 
     /// The request `message` asks for, from `caller` through `frontend`; nil for a message that
     /// is no request (hello, answers, cancels: the connection handles those itself).
     /// - Throws: `errSecParam` naming the field when an option is out of range (a reuse window
     ///   above 300 s), before anything is proved or read.
-    init?(_ message: Message, caller: DaemonCaller, frontend: Frontend) throws(KeygateError) {
+    init?(_ message: Message, caller: DaemonCaller, frontend: Frontend, answersPrompts: Bool = true)
+        throws(KeygateError)
+    {
         var seconds: UInt32 = 0
         switch message {
         case .status: operation = .status
@@ -76,5 +82,6 @@ struct DaemonRequest: Sendable {
         self.reuse = try ReuseWindow(seconds: seconds)
         self.caller = caller
         self.frontend = frontend
+        self.promptChannel = frontend.hasPromptChannel && answersPrompts
     }
 }

@@ -24,6 +24,8 @@ final class UserKeychains: Sendable {
     let promptSlots: PromptSlots
     /// The proofs the daemon remembers for reuse.
     let proofs = ProofCache()
+    /// The authentication agents registered, one per login session.
+    let agents = AgentRegistry()
     private let trails = Mutex<[UInt32: UserAuditTrail]>([:])
 
     init(state: StateDirectory, configuration: Configuration, policies: PolicySet = .empty) {
@@ -55,7 +57,7 @@ final class UserKeychains: Sendable {
         let ledger = try ledger(identity.uid)
         let relayed = relay.map { relay in
             DaemonAuthenticator(
-                identity: identity, relay: relay, slots: promptSlots, proofs: proofs,
+                identity: identity, relay: relay, slots: promptSlots, proofs: proofs, agents: agents,
                 configuration: PAMAuthenticator.Configuration())
         }
         let authenticator: any Authenticator =

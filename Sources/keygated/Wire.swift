@@ -67,6 +67,24 @@ final class Wire: Sendable {
         }
     }
 
+    /// Sends `message` to an authentication agent under the agent's prompt id `id` (an agent's
+    /// connection takes no requests, so no request order applies: ``AgentChannel`` keeps the
+    /// agent's own); false when it could not be sent.
+    func toAgent(_ message: Message, id: UInt32) -> Bool {
+        sequence.withLock { _ in send(message, requestID: id) }
+    }
+
+    /// `frame` decoded, without the request order (an agent's frame: ``AgentChannel`` checks
+    /// it); nil when it is malformed, which is then refused (the connection ends).
+    func decode(_ frame: Frame) -> Message? {
+        do throws(ProtocolError) {
+            return try Message(frame)
+        } catch {
+            refuse(error)
+            return nil
+        }
+    }
+
     /// Sends the connection's challenge (its first frame, request id 0); false when it could not
     /// be sent.
     func challenge(_ nonce: [UInt8]) -> Bool {

@@ -80,9 +80,9 @@ import Testing
             for option in options where option != "--help" && option != "-h" {
                 // Global options a command's help mentions (evaluate names --audit, policy --policies) are
                 // completed before it.
-                if ["--audit", "--pam-service", "--pam-biometry-service", "--passphrase-fd", "--policies"].contains(
-                    option)
-                {
+                if [
+                    "--audit", "--pam-service", "--pam-biometry-service", "--passphrase-fd", "--policies", "--daemon",
+                ].contains(option) {
                     continue
                 }
                 #expect(DocumentationCoverage.contains(arm, word: option), "bash \(command) \(option): \(arm)")

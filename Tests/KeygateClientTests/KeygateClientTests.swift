@@ -32,7 +32,8 @@ import Testing
                 hello.message
                     == .hello(
                         minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version,
-                        accessGroups: ["g", "h"], client: "t", challenge: peer.nonce))
+                        accessGroups: ["g", "h"], client: "t", challenge: peer.nonce, answersPrompts: false),
+                "a client with no passphrase source answers no prompt: its proofs go to its session's agent")
             try peer.send(
                 .error(status: KeygateStatus.unimplemented.rawValue, message: "protocol 9 only"), id: hello.id)
         }

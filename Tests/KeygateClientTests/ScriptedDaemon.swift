@@ -108,7 +108,7 @@ final class ScriptedDaemon: @unchecked Sendable {
         /// Reads hello and answers it.
         func greet() throws {
             let hello = try receive()
-            guard case .hello(_, _, _, _, let challenge) = hello.message else {
+            guard case .hello(_, _, _, _, let challenge, _) = hello.message else {
                 throw Failure(description: "expected hello")
             }
             guard challenge == nonce else { throw Failure(description: "hello does not echo the challenge") }

@@ -50,7 +50,10 @@ import Testing
         // Version 1 (before the challenge) is refused like any other this build does not speak.
         #expect(throws: ProtocolError.unsupportedVersion(1)) { _ = try a.append(Self.header(length: 8, version: 1)) }
         var old = FrameDecoder()
-        #expect(throws: ProtocolError.unsupportedVersion(3)) { _ = try old.append(Self.header(length: 8, version: 3)) }
+        // Version 2 (before hello said whether the client answers prompts) too.
+        #expect(throws: ProtocolError.unsupportedVersion(2)) { _ = try old.append(Self.header(length: 8, version: 2)) }
+        var next = FrameDecoder()
+        #expect(throws: ProtocolError.unsupportedVersion(4)) { _ = try next.append(Self.header(length: 8, version: 4)) }
         var b = FrameDecoder()
         #expect(throws: ProtocolError.unknownMessageType(0x40)) { _ = try b.append(Self.header(length: 8, type: 0x40)) }
         var c = FrameDecoder()

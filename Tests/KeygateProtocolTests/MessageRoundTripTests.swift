@@ -12,7 +12,16 @@ import Testing
         .hello(
             minimumVersion: 1, maximumVersion: 3, accessGroups: ["a", "b.c"], client: "keygate",
             challenge: Array(0..<16)),
+        .hello(
+            minimumVersion: 3, maximumVersion: 3, accessGroups: ["g"], client: "unasked", challenge: Array(0..<16),
+            answersPrompts: false),
         .challenge(nonce: [UInt8](repeating: 0xA5, count: 16)),
+        .registerAgent,
+        .agentPrompt(
+            AgentPrompt(
+                style: .echoOff, text: "Password: ", purpose: "read of mail/me@g", program: "/usr/bin/git",
+                pid: 4242)),
+        .agentPrompt(AgentPrompt(style: .textInfo, text: "Swipe", purpose: "", program: "", pid: -1)),
         .status,
         .add(
             AddRequest(

@@ -11,6 +11,9 @@ import KeygateStore
 //   update SERVICE ACCOUNT VALUE
 //   delete SERVICE ACCOUNT | count | add-many PREFIX N (prints "acked I" after each acknowledged add)
 //   stall (sends hello and a request, then never reads; sleeps until killed)
+//   unasked SERVICE ACCOUNT (says in hello it answers no prompt, then reads the value: a proof
+//     it needs is asked of its session's authentication agent; prints the value, or
+//     "error <status> <message> [cause <cause>]")
 
 let group = "probe.group"
 
@@ -83,7 +86,7 @@ case .challenge(let nonce):
     _ = client.request(
         .hello(
             minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: [group],
-            client: "probe", challenge: nonce))
+            client: "probe", challenge: nonce, answersPrompts: arguments[1] != "unasked"))
 case .error(let status, let text, _):
     print("error \(status) \(text)")
     exit(1)
@@ -96,6 +99,17 @@ let rest = Array(arguments.dropFirst(2))
 func value(_ text: String) -> SecretData { SecretData(text) }
 
 switch command {
+case "unasked":
+    client.send(.copyMatching(ItemQuery(service: rest[0], account: rest[1], returnData: true)))
+    switch client.receive() {
+    case .items(let items):
+        print(items.first?.data.map { data in data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } } ?? "")
+    case .error(let status, let text, let cause):
+        print("error \(status) \(text)" + (cause.map { " [cause \($0)]" } ?? ""))
+        exit(1)
+    case let other:
+        fail("unexpected \(other.type)")
+    }
 case "status":
     guard case .statusReply(let status) = client.request(.status) else { fail("unexpected reply") }
     print("mode=\(status.mode) uid=\(status.uid) gid=\(status.gid) pid=\(status.pid) pidfd=\(status.pidfdSource)")

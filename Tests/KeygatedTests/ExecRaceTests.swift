@@ -71,7 +71,7 @@ import Testing
                                 os._exit(4)
                             got += chunk
                         nonce = got[16:32]
-                    sock.sendall(hello[:-16] + nonce + read)
+                    sock.sendall(hello[:-17] + nonce + hello[-1:] + read)
                     # Only now may the parent read (before, it could take the challenge).
                     os.write(connected_w, b"c")
                     if mode != "honest":
@@ -86,7 +86,7 @@ import Testing
             for version, kind, payload in frames(sock, time.monotonic() + 3):
                 if kind == 0x88 and mode == "forge":
                     forged = struct.pack("iII", child, 0, 0)
-                    message = hello[:-16] + payload[4:20] + read
+                    message = hello[:-17] + payload[4:20] + hello[-1:] + read
                     sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, forged)])
                     continue
                 if kind == 0x88 or kind == 0x81:
@@ -107,7 +107,7 @@ import Testing
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    /// The hello (its nonce the last 16 bytes, zeros to be replaced) and the read, as frames.
+    /// The hello (its nonce the 16 bytes before its last, zeros to be replaced) and the read, as frames.
     static func frames() throws -> (hello: String, read: String) {
         let hello = try Message.hello(
             minimumVersion: FrameLimits.version, maximumVersion: FrameLimits.version, accessGroups: ["probe.group"],

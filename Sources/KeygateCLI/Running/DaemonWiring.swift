@@ -35,8 +35,9 @@ enum DaemonWiring {
     }
 
     /// A session on the daemon for `accessGroup`: the command's requests ask for the
-    /// `--reuse-seconds` window, and for no prompt at all with `--no-interaction` or when there is
-    /// neither a terminal nor `--passphrase-fd` (exit 7, as embedded).
+    /// `--reuse-seconds` window, and for no prompt at all with `--no-interaction` (exit 7, as
+    /// embedded); with neither a terminal nor `--passphrase-fd` the daemon asks the session's
+    /// authentication agent (`keygate agent`).
     /// When the terminal answers, its settings are put back when the session ends
     /// (``TerminalGuard``).
     static func open(_ global: GlobalOptions, accessGroup: String) throws(KeygateError) -> Session {
@@ -44,7 +45,9 @@ enum DaemonWiring {
         let client = try client(global, accessGroups: Session.groups(for: accessGroup), source: source)
         let terminal = source is TerminalPassphraseSource ? TerminalGuard.save() : nil
         var state = AuthenticationState(reuseSeconds: global.device.reuseSeconds)
-        state.interaction = source == nil ? .fail : .allow
+        // Without a terminal or `--passphrase-fd` the daemon asks the session's authentication
+        // agent (none: exit 7, as embedded); `--no-interaction` asks no one.
+        state.interaction = global.pam.noInteraction ? .fail : .allow
         return Session(keychain: client, context: AuthenticationContext(state: state), accessGroup: accessGroup) {
             client.close()
             terminal?.restore()

@@ -53,6 +53,9 @@ extension KeygateError {
         public static let promptTimedOut = Condition(rawValue: "promptTimedOut")
         /// A prompt could not be relayed: too many were waiting (`max-prompts`, `max-prompts-per-user`).
         public static let promptLimit = Condition(rawValue: "promptLimit")
+        /// A proof was needed by a requester that cannot be asked itself, and no authentication
+        /// agent is registered for its session.
+        public static let noAgent = Condition(rawValue: "noAgent")
 
         /// The name.
         public var description: String { rawValue }

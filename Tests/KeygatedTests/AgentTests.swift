@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Issue 30: authentication agents. A requester that cannot be asked (its hello says so: a job
+/// without a terminal) has its proof asked of its session's agent, `keygate --daemon agent`,
+/// registered over the daemon's socket; the daemon routes by the requester's uid and session as
+/// the kernel reports them, and shows the agent what it knows of the request itself. The
+/// requesters and agents here run outside any login session, so the agent is its uid's agent
+/// for requests outside a session.
+@Suite(.serialized) struct AgentTests {
+    let a = DaemonFixture.userA
+    let b = DaemonFixture.userB
+
+    /// `keygate --daemon agent --passphrase-fd 3` as `uid`, fd 3 reading `answers` (a file of one
+    /// line a question, or with `blocking` a FIFO no one writes: a question waits forever), once
+    /// it says it is ready.
+    static func agent(_ world: RelayFixture, as uid: UInt32, answers: String = "", blocking: Bool = false) throws
+        -> RelayFixture.Background
+    {
+        let input = world.daemon.directory + "/answers-\(UUID().uuidString)"
+        if blocking {
+            #expect(mkfifo(input, 0o666) == 0)
+        } else {
+            try answers.write(toFile: input, atomically: true, encoding: .utf8)
+        }
+        chmod(input, 0o666)
+        let output = world.daemon.directory + "/agent-\(UUID().uuidString).out"
+        let process = try DaemonFixture.launch(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/bin/sh", "-c",
+                "exec \(CLIFixture.keygatePath) --daemon agent --passphrase-fd 3 3<>'\(input)'",
+            ],
+            output: output, environment: ["PATH": "/usr/bin:/bin", "KEYGATE_SOCKET": world.daemon.socket])
+        return RelayFixture.Background(process: process, outputPath: output)
+    }
+
+    static func ready(_ agent: RelayFixture.Background) -> Bool { agent.wait(for: "keygate agent: ready") }
+
+    /// A request that cannot ask, as `uid`: its output and status.
+    static func unasked(_ world: RelayFixture, as uid: UInt32) throws -> DaemonFixture.Result {
+        try world.daemon.probe(as: uid, "unasked", "gated", "me")
+    }
+
+    @Test func theRightPassphraseFromTheAgentReadsTheValue() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let agent = try Self.agent(world, as: a, answers: "pass-a\n")
+        #expect(Self.ready(agent), "\(agent.output)")
+        let read = try Self.unasked(world, as: a)
+        #expect(read.lines == ["the-value"], "\(read.output)")
+        // What the agent showed is the daemon's own view: the operation and item, the probe's
+        // executable and a pid (the requester's, never a value it sent).
+        let probe = URL(fileURLWithPath: DaemonFixture.probePath).resolvingSymlinksInPath().path
+        #expect(agent.output.contains("keygate agent: \(probe) (pid "), "\(agent.output)")
+        #expect(agent.output.contains("asks for read of gated/me@probe.group"), "\(agent.output)")
+        #expect(!agent.output.contains("pass-a"))
+        #expect(!world.daemon.log.contains("pass-a"))
+    }
+
+    @Test func aWrongPassphraseIsAuthFailedAndACancelIsUserCanceled() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        do {
+            let agent = try Self.agent(world, as: a, answers: "wrong\n")
+            #expect(Self.ready(agent), "\(agent.output)")
+            let read = try Self.unasked(world, as: a)
+            #expect(read.lines.last?.hasPrefix("error -25293") == true, "\(read.output)")
+            kill(agent.process.processIdentifier, SIGKILL)
+            _ = agent.finish()
+        }
+        // No line to give: the agent cancels.
+        let agent = try Self.agent(world, as: a, answers: "")
+        #expect(Self.ready(agent), "\(agent.output)")
+        let read = try Self.unasked(world, as: a)
+        #expect(read.lines.last?.hasPrefix("error -128") == true, "\(read.output)")
+    }
+
+    @Test func withNoAgentTheRequestIsNotAllowedAtOnce() throws {
+        let world = try RelayFixture(config: "prompt-timeout = 30\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let started = Date()
+        let read = try Self.unasked(world, as: a)
+        #expect(read.lines.last?.hasPrefix("error -25308") == true, "\(read.output)")
+        #expect(read.lines.last?.hasSuffix("[cause noAgent]") == true, "\(read.output)")
+        #expect(Date().timeIntervalSince(started) < 10, "at once, not at the prompt timeout")
+        // The attempt's record says no agent was there.
+        let records = try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
+        let attempt = try #require(records.last { $0.op == "authenticate" }, "\(records.map(\.fields))")
+        #expect(attempt.decision == "notAllowed")
+        let reasons = attempt.fields["reasons"] as? [String] ?? []
+        #expect(reasons.contains { $0.contains("no authentication agent is registered") }, "\(attempt.fields)")
+    }
+
+    @Test func aSecondAgentIsRefusedWhileTheFirstRuns() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        let first = try Self.agent(world, as: a)
+        #expect(Self.ready(first), "\(first.output)")
+        let second = try Self.agent(world, as: a)
+        #expect(second.finish() == 4, "\(second.output)")
+        #expect(second.output.contains("already registered"), "\(second.output)")
+        // Once the first is gone, another may register.
+        kill(first.process.processIdentifier, SIGKILL)
+        _ = first.finish()
+        var third = try Self.agent(world, as: a)
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.ready(third) && Date() < deadline {
+            _ = third.finish()
+            third = try Self.agent(world, as: a)
+        }
+        #expect(third.output.contains("keygate agent: ready"), "\(third.output)")
+    }
+
+    @Test func anAgentKilledAtThePromptCancelsTheRequest() throws {
+        let world = try RelayFixture(config: "prompt-timeout = 30\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let agent = try Self.agent(world, as: a, blocking: true)
+        #expect(Self.ready(agent), "\(agent.output)")
+        let output = world.daemon.directory + "/unasked-\(UUID().uuidString).out"
+        let requester = RelayFixture.Background(
+            process: try DaemonFixture.launch(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=\(a)", "--regid=\(a)", "--clear-groups", DaemonFixture.probePath, world.daemon.socket,
+                    "unasked", "gated", "me",
+                ],
+                output: output),
+            outputPath: output)
+        #expect(agent.wait(for: "asks for read of gated/me"), "\(agent.output)")
+        let started = Date()
+        kill(agent.process.processIdentifier, SIGKILL)
+        #expect(requester.finish() == 1)
+        #expect(requester.output.hasPrefix("error -128"), "\(requester.output)")
+        #expect(Date().timeIntervalSince(started) < 10, "freed at once, not at the prompt timeout")
+        #expect(world.daemon.isRunning)
+    }
+
+    @Test func anotherUidsRequestNeverReachesTheAgent() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: b, "gated", "me", "b-value")
+        let agent = try Self.agent(world, as: a, answers: "pass-b\npass-b\n")
+        #expect(Self.ready(agent), "\(agent.output)")
+        let read = try Self.unasked(world, as: b)
+        #expect(read.lines.last?.hasPrefix("error -25308") == true, "\(read.output)")
+        #expect(!agent.output.contains("asks for"), "\(agent.output)")
+    }
+}
