@@ -169,6 +169,7 @@ KEYGATED_BIN ?= $(if $(KEYGATE_BIN),$(dir $(KEYGATE_BIN))keygated,)
 PAMDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/pam.d,)
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 INSTALL ?= install
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -179,6 +180,7 @@ FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 SBINDIR = $(DESTDIR)$(PREFIX)/sbin
 MAN8DIR = $(DESTDIR)$(PREFIX)/share/man/man8
 UNITDIR = $(DESTDIR)$(SYSTEMDUNITDIR)
+USERUNITDIR = $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 TMPFILESD = $(DESTDIR)$(TMPFILESDIR)
 CONFDIR = $(DESTDIR)$(SYSCONFDIR)/keygate
 HELPERS := git-credential-keygate docker-credential-keygate
@@ -186,7 +188,7 @@ PAM_FILES := keygate keygate-biometry
 MANIFESTDIR = $(DESTDIR)$(PREFIX)/share/keygate
 MANIFEST = $(MANIFESTDIR)/created-directories
 INSTALL_DIRS = $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(if $(PAMDIR),$(DESTDIR)$(PAMDIR)) \
-  $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(TMPFILESD) $(CONFDIR)
+  $(SBINDIR) $(MAN8DIR) $(UNITDIR) $(USERUNITDIR) $(TMPFILESD) $(CONFDIR)
 
 install:
 	@if [ -z "$(KEYGATE_BIN)" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product keygate; fi
@@ -207,6 +209,10 @@ install:
 	$(INSTALL) -m 0644 Documentation/completions/keygate.bash $(BASHDIR)/keygate
 	$(INSTALL) -m 0644 Documentation/completions/_keygate $(ZSHDIR)/_keygate
 	$(INSTALL) -m 0644 Documentation/completions/keygate.fish $(FISHDIR)/keygate.fish
+	$(INSTALL) -d $(USERUNITDIR)
+	sed -e 's|^ExecStart=/usr/bin/keygate |ExecStart=$(PREFIX)/bin/keygate |' \
+	  Packaging/keygate-agent.service > $(USERUNITDIR)/keygate-agent.service
+	chmod 0644 $(USERUNITDIR)/keygate-agent.service
 	@if [ -n "$(PAMDIR)" ]; then \
 	  $(INSTALL) -d $(DESTDIR)$(PAMDIR); \
 	  for file in $(PAM_FILES); do \
@@ -257,7 +263,7 @@ install:
 uninstall:
 	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(HELPERS))
 	rm -f $(MAN1DIR)/keygate.1 $(addprefix $(MAN1DIR)/,$(addsuffix .1,$(HELPERS)))
-	rm -f $(BASHDIR)/keygate $(ZSHDIR)/_keygate $(FISHDIR)/keygate.fish
+	rm -f $(BASHDIR)/keygate $(ZSHDIR)/_keygate $(FISHDIR)/keygate.fish $(USERUNITDIR)/keygate-agent.service
 	rm -f $(SBINDIR)/keygated $(MAN8DIR)/keygated.8 $(UNITDIR)/keygated.service $(UNITDIR)/keygate.socket
 	rm -f $(TMPFILESD)/keygate.conf
 	@target=$(CONFDIR)/keygated.conf; \

@@ -69,6 +69,7 @@ import Testing
             ("usr/lib/systemd/system/keygated.service", 0o644), ("usr/lib/systemd/system/keygate.socket", 0o644),
             ("usr/lib/tmpfiles.d/keygate.conf", 0o644), ("etc/keygate/keygated.conf", 0o644),
             ("etc/keygate", 0o755), ("etc/pam.d/keygate", 0o644), ("etc/pam.d/keygate-biometry", 0o644),
+            ("usr/lib/systemd/user/keygate-agent.service", 0o644),
         ] as [(String, mode_t)] {
             #expect(
                 Self.mode("\(base)/\(path)") == mode, "\(path): mode \(String(Self.mode("\(base)/\(path)"), radix: 8))")
@@ -91,6 +92,9 @@ import Testing
         ] {
             #expect(unit.contains(setting), "\(setting)")
         }
+        // The agent's user unit runs this install's keygate.
+        let agentUnit = Self.text("\(base)/usr/lib/systemd/user/keygate-agent.service")
+        #expect(agentUnit.contains("\nExecStart=/usr/bin/keygate --daemon agent\n"), "\(agentUnit)")
         let socketUnit = Self.text("\(base)/usr/lib/systemd/system/keygate.socket")
         #expect(socketUnit == Self.packaged("Packaging/keygate.socket"))
         #expect(socketUnit.contains("ListenStream=/run/keygate/keygated.sock\n"))
@@ -131,6 +135,8 @@ import Testing
         #expect(!files.contains { $0.hasPrefix("etc") }, "nothing outside PREFIX: \(files)")
         let unit = Self.text("\(base)/usr/local/lib/systemd/system/keygated.service")
         #expect(unit.contains("\nExecStart=/usr/local/sbin/keygated --socket /run/keygate/keygated.sock"))
+        let agentUnit = Self.text("\(base)/usr/local/lib/systemd/user/keygate-agent.service")
+        #expect(agentUnit.contains("\nExecStart=/usr/local/bin/keygate --daemon agent\n"), "\(agentUnit)")
         #expect(unit.contains(" --config /usr/local/etc/keygate/keygated.conf\n"))
         // An unchanged configuration is ours and goes with the rest.
         let uninstall = try Self.make(["uninstall"], destination)
