@@ -276,9 +276,10 @@ public final class Keychain: Sendable {
             case .proved(let factors): factors.factors.first
             case .cancelled, .unavailable, .notAllowed: requirement.alternatives.first?.factors.first
             }
+        var notes: [AuditNote] = [.requirement(requirement), .outcome(outcome)]
+        if let asked = authenticator.lastAttemptAsked() { notes.append(.askedAgent(asked)) }
         let event = AuditEvent(
-            kind: .authenticate, item: item, decision: decision, status: outcome.status,
-            notes: [.requirement(requirement), .outcome(outcome)],
+            kind: .authenticate, item: item, decision: decision, status: outcome.status, notes: notes,
             factors: AuditEvent.ProvedFactor.all(in: context.state, at: now),
             pamService: factor.flatMap { authenticator.mechanism(for: $0) })
         do {

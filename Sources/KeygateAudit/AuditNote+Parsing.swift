@@ -29,6 +29,7 @@ extension AuditNote {
             return Requirement(description: requirement).map { .requirement($0) }
         }
         if let outcome = after("outcome: ") { return Self.outcome(outcome).map { .outcome($0) } }
+        if let agent = after("askedAgent: ") { return .askedAgent(agent) }
         if let reason = after("organisationRule: ") {
             return PolicyReason(description: reason).map { .organisationRule($0) }
         }

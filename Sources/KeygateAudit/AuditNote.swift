@@ -25,6 +25,9 @@ public enum AuditNote: Hashable, Sendable {
     case lockedOut(Factor, AuthenticationOutcome)
     /// What one organisation rule did in the decision (`organisationRule: rule 'x' forbids read`).
     case organisationRule(PolicyReason)
+    /// Who held an authentication attempt's conversation, when not the requester: an
+    /// authentication agent, by pid and program (`askedAgent: …`).
+    case askedAgent(String)
     /// A requirement an organisation rule still needs proved (`needs …`).
     case needs(Requirement)
     /// An organisation grant that refused an access group (`organisationGrant: …`).
@@ -75,6 +78,8 @@ public enum AuditNote: Hashable, Sendable {
         case lockedOut
         /// ``AuditNote/organisationRule(_:)``.
         case organisationRule
+        /// ``AuditNote/askedAgent(_:)``.
+        case askedAgent
         /// ``AuditNote/needs(_:)``.
         case needs
         /// ``AuditNote/organisationGrant(_:)``.
@@ -111,6 +116,7 @@ public enum AuditNote: Hashable, Sendable {
         case .outcome: .outcome
         case .lockedOut: .lockedOut
         case .organisationRule: .organisationRule
+        case .askedAgent: .askedAgent
         case .needs: .needs
         case .organisationGrant: .organisationGrant
         case .attributesOnly: .attributesOnly
@@ -148,6 +154,7 @@ extension AuditNote: CustomStringConvertible {
         case .outcome(let outcome): "outcome: \(outcome)"
         case .lockedOut(let factor, let outcome): "\(factor) locked out: \(outcome)"
         case .organisationRule(let reason): "organisationRule: \(reason)"
+        case .askedAgent(let agent): "askedAgent: \(agent)"
         case .needs(let requirement): "needs \(requirement)"
         case .organisationGrant(let reason): "organisationGrant: \(reason)"
         case .attributesOnly: "attributesOnly: attributes only; the value is not read"

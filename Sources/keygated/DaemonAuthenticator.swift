@@ -74,6 +74,7 @@ struct DaemonAuthenticator: Authenticator {
         defer { slots.release(identity.uid) }
         let source: any PassphraseSource
         var agentSource: AgentPassphraseSource?
+        relay.askedAgent = nil
         if request?.promptChannel ?? true {
             source = relay
         } else {
@@ -89,6 +90,7 @@ struct DaemonAuthenticator: Authenticator {
                 timeoutSeconds: relay.timeout)
             agentSource = asked
             source = asked
+            relay.askedAgent = "pid \(agent.identity.pid) \(agent.identity.executable)"
         }
         let authenticator: PAMAuthenticator
         do {
@@ -165,6 +167,9 @@ struct DaemonAuthenticator: Authenticator {
         }
         return nil
     }
+
+    /// The authentication agent this request's last attempt was asked through.
+    func lastAttemptAsked() -> String? { relay.askedAgent }
 
     /// What an agent is told the request is about, from the daemon's own view of it (never the
     /// prompt text a client chose): the operation and the item.

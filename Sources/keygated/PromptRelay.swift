@@ -47,6 +47,8 @@ final class PromptRelay: PassphraseSource {
         var loss: Loss?
         /// No answer came in time to one of this request's prompts.
         var promptTimedOut = false
+        /// The authentication agent the request's last attempt was asked through, if any.
+        var askedAgent: String?
         /// The last request whose prompt went unanswered in time: its answer may still come.
         var timedOut: UInt32?
     }
@@ -70,6 +72,7 @@ final class PromptRelay: PassphraseSource {
             state.scope = scope
             state.ended = state.loss != nil
             state.promptTimedOut = false
+            state.askedAgent = nil
         }
     }
 
@@ -84,6 +87,13 @@ final class PromptRelay: PassphraseSource {
     /// Whether one of the request's prompts went unanswered within `prompt-timeout` (the
     /// conversation then answered nil, which PAM reports as a cancel).
     var promptTimedOut: Bool { state.withLock { $0.promptTimedOut } }
+
+    /// The authentication agent the request's last attempt was asked through (its pid and
+    /// program), set by the request's authenticator; nil when the client itself was asked.
+    var askedAgent: String? {
+        get { state.withLock { $0.askedAgent } }
+        set { state.withLock { $0.askedAgent = newValue } }
+    }
 
     /// How long a prompt waits for its answer.
     var timeout: Int { timeoutSeconds }

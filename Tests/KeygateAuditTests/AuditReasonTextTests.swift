@@ -44,7 +44,7 @@ import Testing
                 ruleID: "two", action: .delete,
                 effect: .alsoRequires(Requirement([FactorSet([FactorSet(.passcode), FactorSet(.biometry)])])))),
         .needs(Requirement([.passcode])),
-        .organisationGrant("no grant names /usr/bin/x"), .attributesOnly,
+        .organisationGrant("no grant names /usr/bin/x"), .attributesOnly, .askedAgent("pid 42 /usr/bin/keygate"),
         .policyKept(rules: 3, message: "b.policy:2:38: bad"),
         .policyLoaded(rules: 2, grants: 1, paths: ["/etc/keygate/a.policy", "/b"]),
         .anchorRestarted("the anchor reached record 3"), .headRecovered(from: 2, to: 5), .tornTailCut(bytes: 30),

@@ -11,7 +11,7 @@ import KeygateStore
 //   update SERVICE ACCOUNT VALUE
 //   delete SERVICE ACCOUNT | count | add-many PREFIX N (prints "acked I" after each acknowledged add)
 //   stall (sends hello and a request, then never reads; sleeps until killed)
-//   unasked SERVICE ACCOUNT (says in hello it answers no prompt, then reads the value: a proof
+//   unasked SERVICE ACCOUNT [PROMPT] (says in hello it answers no prompt, then reads the value: a proof
 //     it needs is asked of its session's authentication agent; prints the value, or
 //     "error <status> <message> [cause <cause>]")
 
@@ -100,7 +100,11 @@ func value(_ text: String) -> SecretData { SecretData(text) }
 
 switch command {
 case "unasked":
-    client.send(.copyMatching(ItemQuery(service: rest[0], account: rest[1], returnData: true)))
+    client.send(
+        .copyMatching(
+            ItemQuery(
+                service: rest[0], account: rest[1], returnData: true, operationPrompt: rest.count > 2 ? rest[2] : nil)
+        ))
     switch client.receive() {
     case .items(let items):
         print(items.first?.data.map { data in data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } } ?? "")

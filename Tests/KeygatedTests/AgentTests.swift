@@ -38,9 +38,12 @@ import Testing
 
     static func ready(_ agent: RelayFixture.Background) -> Bool { agent.wait(for: "keygate agent: ready") }
 
-    /// A request that cannot ask, as `uid`: its output and status.
-    static func unasked(_ world: RelayFixture, as uid: UInt32) throws -> DaemonFixture.Result {
-        try world.daemon.probe(as: uid, "unasked", "gated", "me")
+    /// A request that cannot ask, as `uid` (with `prompt` as its own operation prompt): its
+    /// output and status.
+    static func unasked(_ world: RelayFixture, as uid: UInt32, prompt: String? = nil) throws -> DaemonFixture.Result {
+        try world.daemon.run(
+            as: uid, DaemonFixture.probePath,
+            [world.daemon.socket, "unasked", "gated", "me"] + (prompt.map { [$0] } ?? []))
     }
 
     @Test func theRightPassphraseFromTheAgentReadsTheValue() throws {
@@ -49,15 +52,27 @@ import Testing
         try world.addGated(as: a, "gated", "me", "the-value")
         let agent = try Self.agent(world, as: a, answers: "pass-a\n")
         #expect(Self.ready(agent), "\(agent.output)")
-        let read = try Self.unasked(world, as: a)
+        let read = try Self.unasked(world, as: a, prompt: "Approve the quarterly report (FORGED)")
         #expect(read.lines == ["the-value"], "\(read.output)")
         // What the agent showed is the daemon's own view: the operation and item, the probe's
-        // executable and a pid (the requester's, never a value it sent).
+        // executable and a pid (the requester's, never a value it sent); the prompt the
+        // requester chose is not shown.
+        #expect(!agent.output.contains("FORGED"), "\(agent.output)")
         let probe = URL(fileURLWithPath: DaemonFixture.probePath).resolvingSymlinksInPath().path
         #expect(agent.output.contains("keygate agent: \(probe) (pid "), "\(agent.output)")
         #expect(agent.output.contains("asks for read of gated/me@probe.group"), "\(agent.output)")
         #expect(!agent.output.contains("pass-a"))
         #expect(!world.daemon.log.contains("pass-a"))
+        // The attempt's record names the requester (its caller), the item and the agent asked.
+        let records = try AuditTrailTests.records(try world.daemon.probe(as: a, "audit-show", "0"))
+        let attempt = try #require(records.last { $0.op == "authenticate" }, "\(records.map(\.fields))")
+        #expect(attempt.decision == "proved")
+        #expect(attempt.service == "gated" && attempt.account == "me")
+        #expect(attempt.callerUID == Int(a))
+        let keygate = URL(fileURLWithPath: CLIFixture.keygatePath).resolvingSymlinksInPath().path
+        let reasons = attempt.fields["reasons"] as? [String] ?? []
+        #expect(
+            reasons.contains { $0.hasPrefix("askedAgent: pid ") && $0.hasSuffix(" \(keygate)") }, "\(attempt.fields)")
     }
 
     @Test func aWrongPassphraseIsAuthFailedAndACancelIsUserCanceled() throws {

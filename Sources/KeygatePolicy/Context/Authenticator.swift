@@ -32,11 +32,19 @@ public protocol Authenticator: Sendable {
 
     /// The mechanism that proves `factor`, for audit records (a PAM service name), if any.
     func mechanism(for factor: Factor) -> String?
+
+    /// Who held the conversation of the attempt this authenticator just made, when it was not
+    /// the requester itself (an authentication agent: its pid and program), for the attempt's
+    /// audit record; nil when the requester was asked, or nobody.
+    func lastAttemptAsked() -> String?
 }
 
 extension Authenticator {
     /// No named mechanism.
     public func mechanism(for factor: Factor) -> String? { nil }
+
+    /// The requester was asked.
+    public func lastAttemptAsked() -> String? { nil }
 
     /// Proves `requirement` with `purpose`'s prompt.
     public func authenticate(
