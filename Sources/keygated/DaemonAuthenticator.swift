@@ -26,11 +26,13 @@ import KeygateProtocol
 /// caller's program and pid as the daemon knows them; with no agent there the attempt is not
 /// allowed at once (cause ``KeygateError/Condition/noAgent``).
 struct DaemonAuthenticator: Authenticator {
+    /// The caller, from the kernel.
     let identity: PeerIdentity
+    /// The caller's connection: its prompts, and the request in flight.
     let relay: PromptRelay
-    let slots: PromptSlots
-    let proofs: ProofCache
-    let agents: AgentRegistry
+    /// What every connection's authenticator shares.
+    let shared: AuthenticationServices
+    /// The PAM services.
     let configuration: PAMAuthenticator.Configuration
 
     func mechanism(for factor: Factor) -> String? {
@@ -55,7 +57,7 @@ struct DaemonAuthenticator: Authenticator {
         let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
         if let key {
             if context.state.device.isLocked {
-                proofs.clear(uid: key.uid, session: key.session)
+                shared.proofs.clear(uid: key.uid, session: key.session)
             } else if let reused = reuse(requirement, key: key, window: request?.reuse ?? .none, context: context) {
                 return reused
             }
@@ -67,18 +69,18 @@ struct DaemonAuthenticator: Authenticator {
             Log.line("uid \(identity.uid) pid \(identity.pid): no user name for the uid; authentication denied")
             return .unavailable("uid \(identity.uid) has no user name to authenticate", cause: error.cause)
         }
-        guard slots.acquire(identity.uid) else {
+        guard shared.slots.acquire(identity.uid) else {
             Log.line("uid \(identity.uid) pid \(identity.pid): prompt limit reached; request refused")
             return .notAllowed("too many prompts are waiting; try again later", cause: .condition(.promptLimit))
         }
-        defer { slots.release(identity.uid) }
+        defer { shared.slots.release(identity.uid) }
         let source: any PassphraseSource
         var agentSource: AgentPassphraseSource?
         relay.askedAgent = nil
         if request?.promptChannel ?? true {
             source = relay
         } else {
-            guard let agent = agents.agent(uid: identity.uid, session: identity.session) else {
+            guard let agent = shared.agents.agent(uid: identity.uid, session: identity.session) else {
                 Log.line(
                     "uid \(identity.uid) pid \(identity.pid): no authentication agent for its session; request refused")
                 return .notAllowed(
@@ -116,7 +118,7 @@ struct DaemonAuthenticator: Authenticator {
         if case .proved(let factors) = outcome {
             if let key {
                 let proved = context.state.proofs.all.filter { factors.contains($0.factor) }
-                proofs.record(proved, key: key, now: context.clock.now())
+                shared.proofs.record(proved, key: key, now: context.clock.now())
             }
         }
         return outcome
@@ -133,11 +135,11 @@ struct DaemonAuthenticator: Authenticator {
         else { return nil }
         let now = SystemClock().now()
         let found = [Factor.passcode, .biometry].compactMap {
-            proofs.reusable($0, key: key, window: request.reuse.seconds, now: now)
+            shared.proofs.reusable($0, key: key, window: request.reuse.seconds, now: now)
         }
         guard !found.isEmpty else { return nil }
         if device?.snapshot(readingBiometry: false).device.isLocked ?? false {
-            proofs.clear(uid: key.uid, session: key.session)
+            shared.proofs.clear(uid: key.uid, session: key.session)
             return nil
         }
         var state = AuthenticationState(reuseSeconds: request.reuse.seconds)
@@ -154,7 +156,7 @@ struct DaemonAuthenticator: Authenticator {
         let now = context.clock.now()
         for alternative in requirement.alternatives {
             let found = alternative.factors.compactMap {
-                proofs.reusable($0, key: key, window: window.seconds, now: now)
+                shared.proofs.reusable($0, key: key, window: window.seconds, now: now)
             }
             guard !alternative.factors.isEmpty, found.count == alternative.factors.count else { continue }
             context.update { state in
@@ -177,4 +179,13 @@ struct DaemonAuthenticator: Authenticator {
         let operation = purpose.operation.map { "\($0)" } ?? "a proof"
         return purpose.item.map { "\(operation) of \($0)" } ?? operation
     }
+}
+
+/// What the authenticators of every connection share: the prompt slots (``PromptSlots``), the
+/// proofs remembered for reuse (``ProofCache``) and the registered authentication agents
+/// (``AgentRegistry``).
+struct AuthenticationServices: Sendable {
+    let slots: PromptSlots
+    let proofs: ProofCache
+    let agents: AgentRegistry
 }

@@ -57,7 +57,8 @@ final class UserKeychains: Sendable {
         let ledger = try ledger(identity.uid)
         let relayed = relay.map { relay in
             DaemonAuthenticator(
-                identity: identity, relay: relay, slots: promptSlots, proofs: proofs, agents: agents,
+                identity: identity, relay: relay,
+                shared: AuthenticationServices(slots: promptSlots, proofs: proofs, agents: agents),
                 configuration: PAMAuthenticator.Configuration())
         }
         let authenticator: any Authenticator =
