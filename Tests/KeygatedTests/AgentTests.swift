@@ -15,9 +15,10 @@ import Testing
     /// `keygate --daemon agent --passphrase-fd 3` as `uid`, fd 3 reading `answers` (a file of one
     /// line a question, or with `blocking` a FIFO no one writes: a question waits forever), once
     /// it says it is ready.
-    static func agent(_ world: RelayFixture, as uid: UInt32, answers: String = "", blocking: Bool = false) throws
-        -> RelayFixture.Background
-    {
+    static func agent(
+        _ world: RelayFixture, as uid: UInt32, answers: String = "", blocking: Bool = false,
+        in session: AuditSession? = nil
+    ) throws -> RelayFixture.Background {
         let input = world.daemon.directory + "/answers-\(UUID().uuidString)"
         if blocking {
             #expect(mkfifo(input, 0o666) == 0)
@@ -26,12 +27,10 @@ import Testing
         }
         chmod(input, 0o666)
         let output = world.daemon.directory + "/agent-\(UUID().uuidString).out"
+        let agent = ["/bin/sh", "-c", "exec \(CLIFixture.keygatePath) --daemon agent --passphrase-fd 3 3<>'\(input)'"]
         let process = try DaemonFixture.launch(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/bin/sh", "-c",
-                "exec \(CLIFixture.keygatePath) --daemon agent --passphrase-fd 3 3<>'\(input)'",
-            ],
+            session == nil ? "/usr/bin/setpriv" : "/bin/sh",
+            session?.command(as: uid, agent) ?? ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + agent,
             output: output, environment: ["PATH": "/usr/bin:/bin", "KEYGATE_SOCKET": world.daemon.socket])
         return RelayFixture.Background(process: process, outputPath: output)
     }
@@ -165,5 +164,28 @@ import Testing
         let read = try Self.unasked(world, as: b)
         #expect(read.lines.last?.hasPrefix("error -25308") == true, "\(read.output)")
         #expect(!agent.output.contains("asks for"), "\(agent.output)")
+    }
+
+    /// An agent registered from a login session answers that session's requests only: a
+    /// request of another session of the same uid, or from outside any session, finds no agent.
+    @Test func anAgentAnswersItsOwnSessionOnly() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let session = try AuditSession()
+        let other = try AuditSession()
+        let agent = try Self.agent(world, as: a, answers: "pass-a\n", in: session)
+        #expect(Self.ready(agent), "\(agent.output)")
+        let elsewhere = try other.probe(world.daemon, as: a, "unasked", "gated", "me").result
+        #expect(elsewhere.lines.last?.hasSuffix("[cause noAgent]") == true, "\(elsewhere.output)")
+        let outside = try Self.unasked(world, as: a)
+        #expect(outside.lines.last?.hasSuffix("[cause noAgent]") == true, "\(outside.output)")
+        let inside = try session.probe(world.daemon, as: a, "unasked", "gated", "me").result
+        #expect(inside.lines == ["the-value"], "\(inside.output)")
+        #expect(
+            world.daemon.log.contains("authentication agent registered for session \(session.id)"),
+            "\(world.daemon.log)")
+        kill(agent.process.processIdentifier, SIGKILL)
+        _ = agent.finish()
     }
 }

@@ -37,11 +37,7 @@ final class AuditSession {
         let output = daemon.directory + "/session-\(UUID().uuidString).out"
         defer { unlink(output) }
         let process = try DaemonFixture.launch(
-            "/bin/sh",
-            [
-                "-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, scope, "/usr/bin/setpriv", "--reuid=\(uid)",
-                "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket,
-            ] + arguments, output: output)
+            "/bin/sh", command(as: uid, [DaemonFixture.probePath, daemon.socket] + arguments), output: output)
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
@@ -51,6 +47,15 @@ final class AuditSession {
         process.waitUntilExit()
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         return (process.processIdentifier, DaemonFixture.Result(status: process.terminationStatus, output: text))
+    }
+
+    /// The arguments of `/bin/sh` that run `command` as `uid` inside this session (the shell
+    /// joins the session's scope, then execs setpriv, which execs the command: one pid).
+    func command(as uid: UInt32, _ command: [String]) -> [String] {
+        [
+            "-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, scope, "/usr/bin/setpriv", "--reuid=\(uid)",
+            "--regid=\(uid)", "--clear-groups",
+        ] + command
     }
 
     private final class Counter: @unchecked Sendable {
