@@ -188,4 +188,38 @@ import Testing
         kill(agent.process.processIdentifier, SIGKILL)
         _ = agent.finish()
     }
+
+    /// On a terminal the agent shows who asks and for what, then asks with hidden input: what is
+    /// typed is never shown, and the request it answers gets the value.
+    @Test func onATerminalTheAgentShowsWhoAsksAndHidesTheAnswer() throws {
+        let cli = try CLIPromptTests.world()
+        #expect(try cli.daemon.probe(as: a, "add", "gated", "me", "the-value", "presence").lines == ["ok"])
+        let terminal = try CLITerminal(cli, as: a, ["--daemon", "agent"])
+        let registered = Date().addingTimeInterval(10)
+        while !cli.daemon.log.contains("authentication agent registered") && Date() < registered { usleep(20_000) }
+        let output = cli.daemon.directory + "/unasked-\(UUID().uuidString).out"
+        let requester = RelayFixture.Background(
+            process: try DaemonFixture.launch(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=\(a)", "--regid=\(a)", "--clear-groups", DaemonFixture.probePath, cli.daemon.socket,
+                    "unasked", "gated", "me",
+                ],
+                output: output),
+            outputPath: output)
+        #expect(terminal.wait(for: "asks for read of gated/me"), "\(terminal.screen)")
+        #expect(terminal.wait(for: "assword"), "\(terminal.screen)")
+        terminal.type(Array("pass-a\r".utf8))
+        #expect(requester.finish() == 0, "\(requester.output)")
+        #expect(requester.output == "the-value\n")
+        #expect(!terminal.screen.contains("pass-a"), "the answer was echoed: \(terminal.screen)")
+        // The agent runs until killed: its pid, as the daemon logged it.
+        let line = cli.daemon.log.split(separator: "\n").first { $0.contains("authentication agent registered") }
+        if let pid = line?.split(separator: " ").firstIndex(of: "pid").flatMap({ index in
+            line.flatMap { Int32($0.split(separator: " ")[index + 1].dropLast()) }
+        }) {
+            kill(pid, SIGKILL)
+        }
+        #expect(terminal.finish(timeout: 10) != nil, "the agent did not end when killed")
+    }
 }
