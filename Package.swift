@@ -49,7 +49,7 @@ let package = Package(
         // Glibc, so an app that links only KeygateClient links no SQLite or libsodium.
         .target(name: "KeygateItems", dependencies: ["KeygatePolicy"]),
         .target(
-            name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "CSQLite", "CSodium"]),
+            name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateItems", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
         .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "KeygateStore"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.

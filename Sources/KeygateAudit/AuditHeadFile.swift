@@ -1,4 +1,5 @@
 import Glibc
+import KeygateItems
 import KeygatePolicy
 
 /// The head file beside a trail (`<trail>.head`): one JSON line, ``AuditHead/line``, padded

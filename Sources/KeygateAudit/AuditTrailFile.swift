@@ -7,7 +7,7 @@ public import KeygatePolicy
 public enum AuditTrailFile {
     /// The trail's lines (without newlines); empty when the file does not exist.
     /// - Throws: `errSecIO` when the trail cannot be read, is not a regular file, or (with
-    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private.
+    ///   ``KeygateItems/FilePrivacy/ownerOnly``) is not the effective user's own and private.
     public static func lines(at path: String, privacy: FilePrivacy = .ownerOnly) throws(KeygateError) -> [String] {
         var lines: [String] = []
         try forEachLine(at: path, privacy: privacy) { line in
@@ -111,7 +111,7 @@ public enum AuditTrailFile {
 
     /// Verifies the trail at `path` against its head file, reading the trail in chunks.
     /// - Throws: `errSecIO` when either file cannot be read, is not a regular file, or (with
-    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private: a trail
+    ///   ``KeygateItems/FilePrivacy/ownerOnly``) is not the effective user's own and private: a trail
     ///   someone else could write proves nothing.
     ///
     /// With `anchors` (the item store the trail audits), a trail that does not reach the

@@ -40,7 +40,7 @@ public final class AuditTrailSnapshot: Sendable {
     /// The trail at `path` as it is now, with its head and what `anchors` keeps of it; nil when
     /// there is no trail yet.
     /// - Throws: `errSecIO` when a file cannot be read, is not a regular file, or (with
-    ///   ``FilePrivacy/ownerOnly``) is not the effective user's own and private; the store's
+    ///   ``KeygateItems/FilePrivacy/ownerOnly``) is not the effective user's own and private; the store's
     ///   error when it cannot be read.
     public static func take(
         at path: String, anchors: (any MetadataStore)? = nil, privacy: FilePrivacy = .ownerOnly

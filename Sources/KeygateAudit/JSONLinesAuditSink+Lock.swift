@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import KeygateItems
 import KeygatePolicy
 import Synchronization
 

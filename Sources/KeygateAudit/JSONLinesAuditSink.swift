@@ -89,7 +89,7 @@ public final class JSONLinesAuditSink: AuditSink {
     /// The durability in force.
     public let durability: Durability
     /// Whether the trail, its head and their directory must be the effective user's own and
-    /// private (``FilePrivacy``).
+    /// private (``KeygateItems/FilePrivacy``).
     public let privacy: FilePrivacy
     /// Where the trail's anchor and held records are kept (in the item store), when anywhere.
     public let keeper: AuditAnchorKeeper?
@@ -249,7 +249,7 @@ public final class JSONLinesAuditSink: AuditSink {
 
     /// A sink appending to `path` (created 0600 on first use).
     ///
-    /// With ``FilePrivacy/ownerOnly`` (the default), a trail or head that belongs to another
+    /// With ``KeygateItems/FilePrivacy/ownerOnly`` (the default), a trail or head that belongs to another
     /// user or that others can read or write, or a directory others can write, is refused
     /// (`errSecIO`, naming the path and the fix): someone else could forge records in it. A
     /// FIFO or device in place of either file is refused, never waited on.

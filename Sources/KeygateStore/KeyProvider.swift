@@ -1,6 +1,6 @@
 internal import CSodium
 import Glibc
-public import KeygateAudit
+public import KeygateItems
 public import KeygatePolicy
 
 /// Supplies the 256-bit key that seals item values at rest.
@@ -22,7 +22,7 @@ public struct KeyFileProvider: KeyProvider {
     /// Whether a missing key file may be created (false: a missing key is an error).
     public let createsMissingKey: Bool
 
-    /// Whether the key file and its directory must belong to the effective user (``KeygateAudit/FilePrivacy``);
+    /// Whether the key file and its directory must belong to the effective user (``KeygateItems/FilePrivacy``);
     /// a key file readable by others is refused either way.
     public let privacy: FilePrivacy
 
@@ -36,7 +36,7 @@ public struct KeyFileProvider: KeyProvider {
     /// Reads the key, creating the file with a fresh random key when it does not exist.
     /// - Throws: `errSecNotAvailable` when the file cannot be read or created, has the wrong
     ///   length, is not a regular file, is readable by other users, or (with
-    ///   ``KeygateAudit/FilePrivacy/ownerOnly``) it or its directory is not the effective user's own.
+    ///   ``KeygateItems/FilePrivacy/ownerOnly``) it or its directory is not the effective user's own.
     public func key() throws(KeygateError) -> SecretData {
         try PrivateFile.checkDirectory(of: path, privacy: privacy, status: .notAvailable)
         for _ in 0..<50 {

@@ -1,5 +1,5 @@
 import Glibc
-public import KeygateAudit
+public import KeygateItems
 public import KeygatePolicy
 import Synchronization
 
@@ -55,7 +55,7 @@ public final class SQLiteItemStore: ItemStore {
     ///   - maximumValueLength: the largest value ``insert(_:joining:)`` and ``replace(_:joining:)`` accept
     ///     (`errSecParam` beyond it).
     ///   - privacy: whether the directory, the database, its `-wal` and `-shm` files and the key
-    ///     file must belong to the effective user and be private (``KeygateAudit/FilePrivacy``).
+    ///     file must belong to the effective user and be private (``KeygateItems/FilePrivacy``).
     /// - Throws: ``KeygatePolicy/KeygateError``: `errSecNotAvailable` for a directory or file that is not
     ///   private, not the user's own or not a regular file (naming it and the fix), a corrupt or
     ///   newer database, an

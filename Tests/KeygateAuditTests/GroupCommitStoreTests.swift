@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeygateItems
 import KeygatePolicy
 import KeygateTesting
 import Testing

@@ -1,5 +1,5 @@
 import Glibc
-import KeygateAudit
+import KeygateItems
 import KeygatePolicy
 
 /// Creates a file that must not exist yet, whole or not at all: the bytes go to a private
