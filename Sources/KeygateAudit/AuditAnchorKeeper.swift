@@ -97,14 +97,24 @@ public struct AuditAnchorKeeper: Sendable {
     /// The records held past the release, by sequence number, read in one read.
     /// - Throws: `errSecIO` when the rows cannot be read or one is damaged.
     public func heldRecords() throws(KeygateError) -> [HeldAuditRecord] {
+        try anchorAndHeldRecords().held
+    }
+
+    /// The anchor (``Kept/anchor``) and the records held past the release, of one commit: what a
+    /// verifier checks a trail against.
+    /// - Throws: as ``kept()`` and ``heldRecords()``.
+    public func anchorAndHeldRecords() throws(KeygateError) -> (anchor: AuditHead?, held: [HeldAuditRecord]) {
         let ring = self.ring
-        let values = try store.readMetadata { (rows) throws(KeygateError) -> [String] in
-            try rows.values(from: ring.from, before: ring.to, valuesAbove: Self.padded(try release(in: rows)) + "~")
+        let (text, values) = try store.readMetadata { (rows) throws(KeygateError) -> (String?, [String]) in
+            let above = Self.padded(try release(in: rows)) + "~"
+            return (
+                try rows.value(of: anchorName), try rows.values(from: ring.from, before: ring.to, valuesAbove: above)
+            )
         }
         var records: [HeldAuditRecord] = []
         records.reserveCapacity(values.count)
         for value in values { records.append(try record(value)) }
-        return records
+        return (try anchor(text, last: records.last), records)
     }
 
     private func release(in rows: any MetadataReading) throws(KeygateError) -> UInt64 {

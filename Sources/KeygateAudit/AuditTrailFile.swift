@@ -133,8 +133,7 @@ public enum AuditTrailFile {
         case .found(let found): head = found
         }
         let keeper = anchors.map { AuditAnchorKeeper(store: $0, trail: path) }
-        let anchor = try keeper?.anchor()
-        let held = try keeper?.heldRecords() ?? []
+        let (anchor, held) = try keeper?.anchorAndHeldRecords() ?? (nil, [])
         guard let descriptor else { return AuditChainCheck(head: head, anchor: anchor, file: path).result }
         return try verify(descriptor: descriptor, path: path, head: head, anchor: anchor, held: held).verdict
     }

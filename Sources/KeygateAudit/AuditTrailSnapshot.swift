@@ -53,10 +53,12 @@ public final class AuditTrailSnapshot: Sendable {
             let size = lseek(descriptor, 0, SEEK_END)
             guard size >= 0 else { throw KeygateError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
             let head = try AuditHeadFile.read(path + ".head", privacy: privacy)
-            let keeper = anchors.map { AuditAnchorKeeper(store: $0, trail: path) }
+            let kept = try anchors.map { (store) throws(KeygateError) in
+                try AuditAnchorKeeper(store: store, trail: path).anchorAndHeldRecords()
+            }
             return AuditTrailSnapshot(
-                descriptor: descriptor, path: path, size: Int64(size), head: head, anchor: try keeper?.anchor(),
-                held: try keeper?.heldRecords() ?? [])
+                descriptor: descriptor, path: path, size: Int64(size), head: head, anchor: kept?.anchor,
+                held: kept?.held ?? [])
         } catch {
             close(descriptor)
             throw error

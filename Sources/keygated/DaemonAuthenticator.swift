@@ -52,6 +52,9 @@ struct DaemonAuthenticator: Authenticator {
     func authenticate(_ requirement: Requirement, for purpose: AuthenticationPurpose, context: AuthenticationContext)
         async -> AuthenticationOutcome
     {
+        // Who this attempt's conversation is held with is the attempt's own: said again below
+        // when an agent is asked, never carried over from an earlier attempt.
+        relay.askedAgent = nil
         let request = relay.scope?.request
         let terminal = request?.caller.terminal
         let key = ProofCache.key(uid: identity.uid, session: identity.session, terminal: terminal)
@@ -76,7 +79,6 @@ struct DaemonAuthenticator: Authenticator {
         defer { shared.slots.release(identity.uid) }
         let source: any PassphraseSource
         var agentSource: AgentPassphraseSource?
-        relay.askedAgent = nil
         if request?.promptChannel ?? true {
             source = relay
         } else {

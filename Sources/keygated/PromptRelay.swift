@@ -72,7 +72,6 @@ final class PromptRelay: PassphraseSource {
             state.scope = scope
             state.ended = state.loss != nil
             state.promptTimedOut = false
-            state.askedAgent = nil
         }
     }
 

@@ -45,6 +45,19 @@ import Testing
             [world.daemon.socket, "unasked", "gated", "me"] + (prompt.map { [$0] } ?? []))
     }
 
+    /// A request that cannot ask, as `uid`, running in the background.
+    static func unaskedInBackground(_ daemon: DaemonFixture, as uid: UInt32) throws -> RelayFixture.Background {
+        let output = daemon.directory + "/unasked-\(UUID().uuidString).out"
+        let process = try DaemonFixture.launch(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonFixture.probePath, daemon.socket,
+                "unasked", "gated", "me",
+            ],
+            output: output)
+        return RelayFixture.Background(process: process, outputPath: output)
+    }
+
     @Test func theRightPassphraseFromTheAgentReadsTheValue() throws {
         let world = try RelayFixture()
         try world.daemon.start()
@@ -136,16 +149,7 @@ import Testing
         try world.addGated(as: a, "gated", "me", "the-value")
         let agent = try Self.agent(world, as: a, blocking: true)
         #expect(Self.ready(agent), "\(agent.output)")
-        let output = world.daemon.directory + "/unasked-\(UUID().uuidString).out"
-        let requester = RelayFixture.Background(
-            process: try DaemonFixture.launch(
-                "/usr/bin/setpriv",
-                [
-                    "--reuid=\(a)", "--regid=\(a)", "--clear-groups", DaemonFixture.probePath, world.daemon.socket,
-                    "unasked", "gated", "me",
-                ],
-                output: output),
-            outputPath: output)
+        let requester = try Self.unaskedInBackground(world.daemon, as: a)
         #expect(agent.wait(for: "asks for read of gated/me"), "\(agent.output)")
         let started = Date()
         kill(agent.process.processIdentifier, SIGKILL)
@@ -197,16 +201,7 @@ import Testing
         let terminal = try CLITerminal(cli, as: a, ["--daemon", "agent"])
         let registered = Date().addingTimeInterval(10)
         while !cli.daemon.log.contains("authentication agent registered") && Date() < registered { usleep(20_000) }
-        let output = cli.daemon.directory + "/unasked-\(UUID().uuidString).out"
-        let requester = RelayFixture.Background(
-            process: try DaemonFixture.launch(
-                "/usr/bin/setpriv",
-                [
-                    "--reuid=\(a)", "--regid=\(a)", "--clear-groups", DaemonFixture.probePath, cli.daemon.socket,
-                    "unasked", "gated", "me",
-                ],
-                output: output),
-            outputPath: output)
+        let requester = try Self.unaskedInBackground(cli.daemon, as: a)
         #expect(terminal.wait(for: "asks for read of gated/me"), "\(terminal.screen)")
         #expect(terminal.wait(for: "assword"), "\(terminal.screen)")
         terminal.type(Array("pass-a\r".utf8))
