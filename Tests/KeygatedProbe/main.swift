@@ -158,7 +158,7 @@ case "stall":
 default:
     guard
         RelayModes.run(command, rest, &client) || AuditModes.run(command, rest, &client)
-            || CancelModes.run(command, rest, &client)
+            || CancelModes.run(command, rest, &client) || AgentModes.run(command, rest, &client)
     else {
         fail("unknown command \(command)")
     }

@@ -217,4 +217,52 @@ import Testing
         }
         #expect(terminal.finish(timeout: 10) != nil, "the agent did not end when killed")
     }
+
+    /// An agent that breaks the protocol at a question (a request in place of an answer, bytes
+    /// that are no frame, a frame too large) gets an error frame and is closed; the request it
+    /// was asked for ends as cancelled at once, the daemon keeps serving, and another agent may
+    /// register. An answer under an id no question has is dropped, never given to a request.
+    @Test(arguments: ["intrude", "garbage", "oversized", "stray"])
+    func anAgentThatBreaksTheProtocolIsClosedAndItsRequestCancelled(kind: String) throws {
+        let world = try RelayFixture(config: "prompt-timeout = 30\n")
+        try world.daemon.start()
+        try world.addGated(as: a, "gated", "me", "the-value")
+        let output = world.daemon.directory + "/bad-agent-\(kind).out"
+        let agent = RelayFixture.Background(
+            process: try DaemonFixture.launch(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=\(a)", "--regid=\(a)", "--clear-groups", DaemonFixture.probePath, world.daemon.socket,
+                    "bad-agent", kind,
+                ],
+                output: output),
+            outputPath: output)
+        #expect(agent.wait(for: "registered"), "\(agent.output)")
+        let started = Date()
+        let read = try Self.unasked(world, as: a)
+        #expect(read.lines.last?.hasPrefix("error -128") == true, "\(kind): \(read.output)")
+        #expect(Date().timeIntervalSince(started) < 10, "\(kind): freed at once, not at the prompt timeout")
+        #expect(!world.daemon.log.contains("stray-answer"))
+        if kind == "stray" {
+            #expect(agent.output.contains("cancelled"), "\(agent.output)")
+            kill(agent.process.processIdentifier, SIGKILL)
+        } else {
+            #expect(agent.wait(for: "closed"), "\(kind): the daemon kept a broken agent: \(agent.output)")
+            let expected = kind == "intrude" ? "error -909" : "error -50"
+            #expect(agent.output.contains(expected), "\(kind): \(agent.output)")
+        }
+        _ = agent.finish()
+        #expect(world.daemon.isRunning, "keygated died: \(world.daemon.log)")
+        // The daemon drops the broken agent when its connection ends: soon, not necessarily yet.
+        var next = try Self.agent(world, as: a, answers: "pass-a\n")
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.ready(next) && Date() < deadline {
+            _ = next.finish()
+            next = try Self.agent(world, as: a, answers: "pass-a\n")
+        }
+        #expect(Self.ready(next), "\(kind): no agent could register after the broken one: \(next.output)")
+        #expect(try Self.unasked(world, as: a).lines == ["the-value"])
+        kill(next.process.processIdentifier, SIGKILL)
+        _ = next.finish()
+    }
 }
