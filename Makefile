@@ -3,7 +3,7 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libsystemd-dev procps \
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libssl-dev openssl openssh-client libsystemd-dev procps \
   mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi bash-completion
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall release startup-bench
@@ -70,7 +70,7 @@ test: deps
 # function. gold's --section-ordering-file could only move sections named in the file: the
 # specialised functions Swift emits into an object's plain .text and every variable stayed where
 # they were, and a get took 67 faults in .text and 48 in .bss (Benchmarks/RESULTS.md, session 24).
-STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libnettle.a libstdc++.a; do \
+STATIC_LIBS = $(shell mkdir -p .build/static-libs && for archive in libsqlite3.a libsodium.a libnettle.a libcrypto.a libstdc++.a; do \
   found=$$($${CC:-cc} -print-file-name=$$archive); \
   if [ -f "$$found" ]; then ln -sf "$$found" .build/static-libs/$$archive; else rm -f .build/static-libs/$$archive; fi; \
   done; echo $(CURDIR)/.build/static-libs)

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "KeygateAudit", targets: ["KeygateAudit"]),
         .library(name: "KeygateItems", targets: ["KeygateItems"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
+        .library(name: "KeygateKeys", targets: ["KeygateKeys"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
@@ -43,6 +44,12 @@ let package = Package(
         // processor's SHA instructions at run time (libsodium's is portable C, about five times
         // slower per byte), for the audit chain; libsodium keeps HMAC and randomness.
         .systemLibrary(name: "CNettle", providers: [.apt(["nettle-dev"])]),
+        // OpenSSL's libcrypto (Debian libssl-dev): module map and shim header only. P-256 (ECDSA,
+        // ECDH) and AES-GCM with a 16-byte IV, which libsodium lacks; libsodium keeps Ed25519.
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
+        // Keys that never leave their keeper: key types, public-key forms (X9.63, OpenSSH, PEM),
+        // signature algorithms, the KeyKeeper protocol and the software keeper.
+        .target(name: "KeygateKeys", dependencies: ["KeygatePolicy", "KeygateItems", "CCrypto", "CSodium"]),
         // The ItemStore protocol and its backends: in memory, SQLite + libsodium.
         // The values a keychain request and reply are made of, below every store and facade:
         // secrets, queries, changes, matched items, the KeychainAccess protocol. Pure Swift and
@@ -127,6 +134,7 @@ let package = Package(
                 "KeygateAudit", "KeygatePolicy", "KeygateItems", "KeygateStore", "Keygate", "KeygateTesting",
             ]),
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateAudit", "KeygateTesting"]),
+        .testTarget(name: "KeygateKeysTests", dependencies: ["KeygateKeys", "KeygateItems", "KeygatePolicy"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],

@@ -11,4 +11,6 @@ enum CauseKind: UInt8 {
     case sodium = 4
     /// A named condition: string name.
     case condition = 5
+    /// A libcrypto failure: string function, i64 packed error code.
+    case libcrypto = 6
 }

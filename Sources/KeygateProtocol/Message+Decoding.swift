@@ -83,6 +83,10 @@ extension Message {
         case .errno: return .errno(try r.int32("cause.errno"))
         case .sodium:
             return .sodium(function: try r.string("cause.sodium.function"), result: try r.int32("cause.sodium.result"))
+        case .libcrypto:
+            return .libcrypto(
+                function: try r.string("cause.libcrypto.function"),
+                error: UInt64(bitPattern: try r.int64("cause.libcrypto.error")))
         case .condition: return .condition(KeygateError.Condition(rawValue: try r.string("cause.condition")))
         case nil: throw .malformed("cause: unknown kind \(raw)")
         }

@@ -110,6 +110,10 @@ extension Message {
             w.byte(CauseKind.sodium.rawValue)
             w.string(function)
             w.int32(result)
+        case .libcrypto(let function, let error):
+            w.byte(CauseKind.libcrypto.rawValue)
+            w.string(function)
+            w.int64(Int64(bitPattern: error))
         case .condition(let condition):
             w.byte(CauseKind.condition.rawValue)
             w.string(condition.rawValue)

@@ -11,6 +11,9 @@ extension KeygateError {
         case errno(Int32)
         /// A libsodium call failed: the function's name and its return value.
         case sodium(function: String, result: Int32)
+        /// A libcrypto (OpenSSL) call failed: the function's name and OpenSSL's packed error code
+        /// (`ERR_get_error`, 0 when it queued none).
+        case libcrypto(function: String, error: UInt64)
         /// A condition Keygate detects itself (a racing writer, a file that is not private, …).
         case condition(Condition)
 
@@ -21,6 +24,7 @@ extension KeygateError {
             case .pam(let status): "PAM \(status)"
             case .errno(let code): "errno \(code)"
             case .sodium(let function, let result): "\(function) \(result)"
+            case .libcrypto(let function, let error): "\(function) error 0x\(String(error, radix: 16))"
             case .condition(let condition): condition.rawValue
             }
         }
