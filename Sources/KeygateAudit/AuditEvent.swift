@@ -13,6 +13,10 @@ public struct AuditEvent: Hashable, Sendable {
         case update
         /// An item was deleted (or refused).
         case delete
+        /// A key signed (or was refused).
+        case sign
+        /// A key computed a shared key: ECDH or ECIES decryption (or was refused).
+        case computeKey
         /// A backup was exported.
         case export
         /// A backup was imported.
@@ -41,6 +45,8 @@ public struct AuditEvent: Hashable, Sendable {
             case .read, .list: self = .read
             case .update: self = .update
             case .delete: self = .delete
+            case .sign: self = .sign
+            case .computeKey: self = .computeKey
             case .export: self = .export
             case .import: self = .import
             }

@@ -63,7 +63,7 @@ import Testing
         ),
         (
             "rule \"a\" {\n  on raed forbid\n}",
-            "f:2:6: expected an operation (add, read, update, delete, export, import, list), found 'raed'"
+            "f:2:6: expected an operation (add, read, update, delete, export, import, list, sign, computeKey), found 'raed'"
         ),
         ("rule \"a\" { on read }", "f:1:20: expected 'require', found '}'"),
         ("rule a {}", "f:1:6: expected a rule name (a quoted string), found 'a'"),

@@ -13,6 +13,8 @@ extension AuditEvent.Kind {
         case .read: "read"
         case .update: "update"
         case .delete: "delete"
+        case .sign: "sign"
+        case .computeKey: "computeKey"
         case .export: "export"
         case .import: "import"
         case .evaluate: "evaluate"

@@ -135,6 +135,12 @@ public struct AccessControl: Hashable, Sendable {
         case .read, .update:
             if isPrivateKeyUsage { return nil }
             return constraint
+        case .sign, .computeKey:
+            // `privateKeyUsage` puts the constraint on the key operations; no flags at all is
+            // `dacl(true)`, which allows them; a constraint without it leaves them no entry
+            // and no `dacl`: denied (spec §9.5 table, §9.5.4, §9.5.5).
+            if isPrivateKeyUsage { return constraint }
+            return constraint.kind == .allow && !requiresApplicationPassword ? .allow : nil
         }
     }
 }

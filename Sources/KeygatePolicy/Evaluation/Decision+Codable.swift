@@ -38,7 +38,8 @@ extension DecisionReason: Codable {
             try c.encode(possible, forKey: .possible)
             try c.encode(required, forKey: .required)
         case .interactionNotAllowed(let policy): try c.encode(policy, forKey: .policy)
-        case .skipOutsideRead(let operation): try c.encode(operation, forKey: .operation)
+        case .skipOutsideRead(let operation), .operationNotGranted(let operation):
+            try c.encode(operation, forKey: .operation)
         case .noConstraint, .privateKeyUsage, .passcodeRemoved, .enrollmentChanged, .notBound, .boundToEnrollment,
             .proofForOtherEnrollment, .contextInvalidated, .internalFailure:
             break
@@ -60,6 +61,7 @@ extension DecisionReason: Codable {
                 try c.decode(ClassUnavailability.self, forKey: .why))
         case "deprecatedClass": self = .deprecatedClass(try c.decode(ProtectionClass.self, forKey: .protection))
         case "privateKeyUsage": self = .privateKeyUsage
+        case "operationNotGranted": self = .operationNotGranted(try c.decode(Operation.self, forKey: .operation))
         case "passcodeRemoved": self = .passcodeRemoved
         case "enrollmentChanged": self = .enrollmentChanged
         case "notBound": self = .notBound

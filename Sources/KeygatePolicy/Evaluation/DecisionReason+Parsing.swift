@@ -32,6 +32,7 @@ extension DecisionReason {
             }
         case .deprecatedClass: return ProtectionClass.allCases.map { .deprecatedClass($0) }
         case .privateKeyUsage: return [.privateKeyUsage]
+        case .operationNotGranted: return Operation.allCases.map { .operationNotGranted($0) }
         case .passcodeRemoved: return [.passcodeRemoved]
         case .enrollmentChanged: return [.enrollmentChanged]
         case .notBound: return [.notBound]

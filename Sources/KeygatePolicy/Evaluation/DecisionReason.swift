@@ -14,6 +14,9 @@ public enum DecisionReason: Hashable, Sendable {
     case deprecatedClass(ProtectionClass)
     /// A `privateKeyUsage` access control grants no decryption or password-item add.
     case privateKeyUsage
+    /// The access control has no entry for a key operation and no `dacl` (a constraint made
+    /// without `privateKeyUsage`, spec §9.5.5): LocalAuthentication's −1009, errSecAuthFailed.
+    case operationNotGranted(Operation)
     /// A `whenPasscodeSetThisDeviceOnly` item after the passcode was removed: it is gone.
     case passcodeRemoved
     /// A `biometryCurrentSet` item after the enrollment set changed: it is invalidated.
@@ -70,6 +73,8 @@ public enum DecisionReason: Hashable, Sendable {
         case deprecatedClass
         /// The `privateKeyUsage` reason.
         case privateKeyUsage
+        /// The `operationNotGranted` reason.
+        case operationNotGranted
         /// The `passcodeRemoved` reason.
         case passcodeRemoved
         /// The `enrollmentChanged` reason.
@@ -111,6 +116,7 @@ public enum DecisionReason: Hashable, Sendable {
         case .classUnavailable: .classUnavailable
         case .deprecatedClass: .deprecatedClass
         case .privateKeyUsage: .privateKeyUsage
+        case .operationNotGranted: .operationNotGranted
         case .passcodeRemoved: .passcodeRemoved
         case .enrollmentChanged: .enrollmentChanged
         case .notBound: .notBound
@@ -165,6 +171,8 @@ extension DecisionReason: CustomStringConvertible {
             return "\(protection.name) is deprecated and refused for new items"
         case .privateKeyUsage:
             return "a privateKeyUsage access control grants key operations only, not password items"
+        case .operationNotGranted(let operation):
+            return "ACL operation is not allowed: '\(operation.aclName)' (a constraint without privateKeyUsage)"
         case .passcodeRemoved:
             return "the passcode was removed, so this whenPasscodeSetThisDeviceOnly item no longer exists"
         case .enrollmentChanged:

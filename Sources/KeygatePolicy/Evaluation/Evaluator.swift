@@ -69,7 +69,7 @@ public struct Evaluator: Sendable {
             return Decision(.allow, reasons: reasons)
         case .add:
             return evaluateAdd(control, state: state, reasons: &reasons)
-        case .read, .update:
+        case .read, .update, .sign, .computeKey:
             return evaluateAccess(control, operation: operation, state: state, now: now, reasons: &reasons)
         }
     }
@@ -126,7 +126,7 @@ public struct Evaluator: Sendable {
             return Decision(.deny(.itemNotFound), reasons: reasons, denial: .invalidated(.passcodeRemoved))
         }
         guard let constraint = control.constraint(for: operation) else {
-            reasons.append(.privateKeyUsage)
+            reasons.append(operation.isKeyOperation ? .operationNotGranted(operation) : .privateKeyUsage)
             return Decision(.deny(.authFailed), reasons: reasons)
         }
         if let denial = classCheck(protection, state: state, reasons: &reasons) { return denial }

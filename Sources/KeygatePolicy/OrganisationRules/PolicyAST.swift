@@ -54,6 +54,10 @@ public enum PolicyAction: String, CaseIterable, Codable, Hashable, Sendable, Cus
     case `import`
     /// Listing an item's attributes (never its value).
     case list
+    /// Signing with a key.
+    case sign
+    /// Computing a key (ECDH, ECIES decryption) with a key.
+    case computeKey
 
     /// The keyword.
     public var description: String { rawValue }
@@ -243,6 +247,8 @@ extension PolicyAction {
         case .update: .update
         case .delete, .list: .delete
         case .read, .export: .read
+        case .sign: .sign
+        case .computeKey: .computeKey
         }
     }
 }
