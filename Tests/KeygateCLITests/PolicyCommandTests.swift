@@ -56,7 +56,7 @@ import Testing
         #expect(refused.status == 2)
         #expect(
             refused.lastErrorLine == "keygate: \(policies)/b.policy:2:6: expected an operation (add, read, update, "
-                + "delete, export, import, list), found 'raed' (errSecParam -50)")
+                + "delete, export, import, list, sign, computeKey), found 'raed' (errSecParam -50)")
         #expect(
             try world.run(["--policies", policies + "/missing", "list"]).status == 0, "a missing directory: no rules")
         // Files that are not policies are not read.

@@ -18,13 +18,7 @@ public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses 64 hexadecimal digits; returns nil for anything else.
     public init?(hex: some StringProtocol) {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: 64, by: 2) {
-            guard let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard hex.utf8.count == 64, let bytes = Hex.bytes(hex) else { return nil }
         self.init(bytes: bytes)
     }
 
@@ -52,30 +46,13 @@ public struct EnrollmentSetHash: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 64 lowercase hexadecimal digits.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xf)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hex: String { Hex.string(bytes) }
 
     /// The first eight hex digits followed by an ellipsis, for messages.
     public var shortHex: String { String(hex.prefix(8)) + "…" }
 
     /// The hexadecimal form.
     public var description: String { hex }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 extension EnrollmentSetHash: Codable {
