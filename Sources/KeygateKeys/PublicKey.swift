@@ -55,14 +55,5 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The type and the application label in hex: a public key is no secret, but a line that
     /// names it needs no more.
-    public var description: String { "\(type) key \(KeyHex.string(applicationLabel))" }
-}
-
-/// Lowercase hex, for application labels and digests in records and listings.
-public enum KeyHex {
-    /// `bytes` as lowercase hex.
-    public static func string(_ bytes: some Sequence<UInt8>) -> String { Hex.string(bytes) }
-
-    /// The bytes of lowercase or uppercase hex, or nil when `text` is not hex of whole bytes.
-    public static func bytes(_ text: String) -> [UInt8]? { Hex.bytes(text) }
+    public var description: String { "\(type) key \(Hex.string(applicationLabel))" }
 }

@@ -43,9 +43,7 @@ import Testing
             !key.publicKey.isValidSignature(signature, for: message + [0], algorithm: .ecdsaSignatureMessageX962SHA256))
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try key.publicKey.pem.write(toFile: directory + "/pub.pem", atomically: true, encoding: .utf8)
-        try Data(message).write(to: URL(fileURLWithPath: directory + "/msg"))
-        try Data(signature).write(to: URL(fileURLWithPath: directory + "/sig"))
+        try Self.writeForOpenSSL(directory, key.publicKey, message, signature)
         let verified = try Self.run(
             "/usr/bin/openssl",
             [
@@ -59,12 +57,20 @@ import Testing
         #expect(key.publicKey.isValidSignature(digest, for: message, algorithm: .ecdsaSignatureMessageX962SHA256))
     }
 
+    /// Writes `key`'s PEM, `message` and `signature` into `directory` as pub.pem, msg and sig.
+    static func writeForOpenSSL(_ directory: String, _ key: PublicKey, _ message: [UInt8], _ signature: [UInt8]) throws
+    {
+        try key.pem.write(toFile: directory + "/pub.pem", atomically: true, encoding: .utf8)
+        try Data(message).write(to: URL(fileURLWithPath: directory + "/msg"))
+        try Data(signature).write(to: URL(fileURLWithPath: directory + "/sig"))
+    }
+
     static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(bytes).write(to: URL(fileURLWithPath: directory + "/in"))
         let hex = try run("/usr/bin/openssl", ["dgst", "-sha256", "-r", directory + "/in"]).output
-        return KeyHex.bytes(String(hex.prefix(64)))!
+        return Hex.bytes(String(hex.prefix(64)))!
     }
 
     /// Spec 9.8.2: the digest algorithm refuses input that is not 32 bytes (errSecParam, "bad
@@ -92,9 +98,7 @@ import Testing
         #expect(key.publicKey.isValidSignature(signature, for: message, algorithm: .ed25519))
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try key.publicKey.pem.write(toFile: directory + "/pub.pem", atomically: true, encoding: .utf8)
-        try Data(message).write(to: URL(fileURLWithPath: directory + "/msg"))
-        try Data(signature).write(to: URL(fileURLWithPath: directory + "/sig"))
+        try Self.writeForOpenSSL(directory, key.publicKey, message, signature)
         let verified = try Self.run(
             "/usr/bin/openssl",
             [
@@ -126,8 +130,8 @@ import Testing
         let y = "7903FE1008B8BC99A41AE9E95628BC64F2F1B20C2D7E9F5177A3C294D4462299"
         let r = "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716"
         let s = "F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"
-        let key = try PublicKey(type: .p256, bytes: [4] + KeyHex.bytes(x)! + KeyHex.bytes(y)!)
-        let signature = try ECDSASignature(rawRepresentation: KeyHex.bytes(r)! + KeyHex.bytes(s)!)
+        let key = try PublicKey(type: .p256, bytes: [4] + Hex.bytes(x)! + Hex.bytes(y)!)
+        let signature = try ECDSASignature(rawRepresentation: Hex.bytes(r)! + Hex.bytes(s)!)
         let message = Array("sample".utf8)
         #expect(
             key.isValidSignature(signature.derRepresentation, for: message, algorithm: .ecdsaSignatureMessageX962SHA256)
@@ -155,12 +159,12 @@ import Testing
         } catch {
             #expect(error.status == .decode)
             let material = ed.blob.copyBytes().dropFirst(5)
-            #expect(!error.description.contains(KeyHex.string(material)))
+            #expect(!error.description.contains(Hex.string(material)))
         }
         #expect(throws: KeygateError.self) {
             try keeper.sign([1], algorithm: .ed25519, with: SecretData(bytes: [1, 2, 3, 4, 5, 6]), type: .ed25519)
         }
-        #expect(!ed.blob.description.contains(KeyHex.string(ed.blob.copyBytes())))
+        #expect(!ed.blob.description.contains(Hex.string(ed.blob.copyBytes())))
     }
 
     /// ECDH (spec 9.9.6): both sides get the same 32 bytes.

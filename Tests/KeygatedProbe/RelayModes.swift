@@ -48,18 +48,8 @@ struct RelayClient {
     }
 
     mutating func next() -> Message {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while pending.isEmpty {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { fail("connection closed") }
-            do {
-                pending += try decoder.append(buffer[0..<count])
-            } catch {
-                fail("bad reply: \(error)")
-            }
-        }
         do {
-            return try Message(pending.removeFirst())
+            return try Message(nextFrame())
         } catch {
             fail("bad reply: \(error)")
         }
