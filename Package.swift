@@ -58,7 +58,9 @@ let package = Package(
         .target(
             name: "KeygateStore", dependencies: ["KeygatePolicy", "KeygateItems", "CSQLite", "CSodium"]),
         // The gated facade: SecItem-style add / copyMatching / update / delete.
-        .target(name: "Keygate", dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "KeygateStore"]),
+        .target(
+            name: "Keygate",
+            dependencies: ["KeygatePolicy", "KeygateItems", "KeygateAudit", "KeygateStore", "KeygateKeys"]),
         // libsystemd's sd-bus (Debian libsystemd-dev): module map and shim header only.
         // libsystemd.so.0 is opened at the first D-Bus question that needs sd-bus (Sources/CSystemd/loader.h),
         // not linked; logind's lock question on a plain `unix:path=` bus needs none of it (wire.h).

@@ -1,4 +1,5 @@
 import Glibc
+public import KeygateKeys
 public import KeygatePolicy
 public import KeygateStore
 
@@ -21,6 +22,11 @@ public import KeygateStore
 public final class Keychain: Sendable {
     /// Where items live.
     public let store: any ItemStore
+    /// Where key items live: the store itself when it keeps keys (``KeygateStore/KeyItemStore``),
+    /// else nil, and every key call is `errSecUnimplemented`.
+    public let keyStore: (any KeyItemStore)?
+    /// Holds the private halves of key items and uses them once the key's access control allows.
+    public let keeper: any KeyKeeper
     /// The access groups the caller may use; the first is the default.
     public let accessGroups: [String]
     /// Proves what the evaluator asks for.
@@ -61,9 +67,11 @@ public final class Keychain: Sendable {
         evaluator: Evaluator = Evaluator(), device: (any DeviceStateSource)? = nil,
         organisationPolicy: any OrganisationPolicy = NoOrganisationPolicy(), clock: any KeygateClock = SystemClock(),
         attemptLedger: (any AttemptLedger)? = nil, defaultInteraction: InteractionPolicy = .allow,
-        auditor: Auditor? = nil
+        auditor: Auditor? = nil, keeper: any KeyKeeper = SoftwareKeyKeeper()
     ) {
         self.store = store
+        self.keyStore = store as? any KeyItemStore
+        self.keeper = keeper
         self.accessGroups = accessGroups
         self.singleGroups = accessGroups.map { [$0] }
         self.authenticator = authenticator
@@ -94,6 +102,8 @@ public final class Keychain: Sendable {
     /// A copy of `keychain` recording through `auditor`.
     private init(_ keychain: Keychain, auditor: Auditor) {
         store = keychain.store
+        keyStore = keychain.keyStore
+        keeper = keychain.keeper
         accessGroups = keychain.accessGroups
         singleGroups = keychain.singleGroups
         authenticator = keychain.authenticator
@@ -208,7 +218,7 @@ public final class Keychain: Sendable {
     func gate(
         _ control: AccessControl, _ operation: Operation, item: ItemIdentity, context: AuthenticationContext,
         interaction: InteractionPolicy, prompt: @autoclosure () -> String, audited kind: AuditEvent.Kind? = nil,
-        ruleIDs: [String] = [], first: Decision? = nil
+        ruleIDs: [String] = [], first: Decision? = nil, notes: [AuditNote] = []
     ) async throws(KeygateError) -> Gate {
         let kind = kind ?? AuditEvent.Kind(operation)
         readBiometry(for: control, context: context)
@@ -220,7 +230,7 @@ public final class Keychain: Sendable {
             let decision = decided.take() ?? evaluator.evaluate(control, operation: operation, state: state, now: now)
             try auditor.record(
                 AuditEvent(
-                    kind, item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision,
+                    kind, item: item, accessControl: control, ruleIDs: ruleIDs, decision: decision, notes: notes,
                     factors: AuditEvent.ProvedFactor.all(in: state, at: now)))
             switch decision.outcome {
             case .allow:

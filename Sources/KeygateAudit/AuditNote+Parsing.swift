@@ -30,6 +30,10 @@ extension AuditNote {
         }
         if let outcome = after("outcome: ") { return Self.outcome(outcome).map { .outcome($0) } }
         if let agent = after("askedAgent: ") { return .askedAgent(agent) }
+        if let use = after("keyUse: "), let split = use.ranges(of: " of input sha256 ").last {
+            return .keyUse(algorithm: String(use[..<split.lowerBound]), inputSHA256: String(use[split.upperBound...]))
+        }
+        if let destination = after("destination: ") { return .destination(destination) }
         if let reason = after("organisationRule: ") {
             return PolicyReason(description: reason).map { .organisationRule($0) }
         }

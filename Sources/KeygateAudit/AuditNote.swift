@@ -54,6 +54,13 @@ public enum AuditNote: Hashable, Sendable {
     /// in its proof records (`--reuse-seconds`). Added by ``AuditEvent`` for each proof it lists
     /// whose ``KeygatePolicy/Proof/origin`` is ``KeygatePolicy/Proof/Origin/reused(window:)``.
     case proofReused(Factor, window: Int)
+    /// A use of a key: the algorithm and the SHA-256 of what was signed or agreed with, as
+    /// lowercase hex, never the input itself (`keyUse: ecdsa-sha256 of input sha256 …`).
+    case keyUse(algorithm: String, inputSHA256: String)
+    /// Where a signature was for, as the requester's protocol names it: for the SSH agent, the
+    /// destination's host key fingerprint from `session-bind@openssh.com`, and whether the
+    /// session was forwarded (`destination: …`).
+    case destination(String)
     /// A text this version does not read as any reason or note (a trail written by another
     /// version): kept verbatim so the trail still verifies, never acted on.
     case unrecognised(String)
@@ -100,6 +107,10 @@ public enum AuditNote: Hashable, Sendable {
         case restoredFromStore
         /// ``AuditNote/proofReused(_:window:)``.
         case proofReused
+        /// ``AuditNote/keyUse(algorithm:inputSHA256:)``.
+        case keyUse
+        /// ``AuditNote/destination(_:)``.
+        case destination
         /// ``AuditNote/unrecognised(_:)``.
         case unrecognised
     }
@@ -127,6 +138,8 @@ public enum AuditNote: Hashable, Sendable {
         case .tornTailCut: .tornTailCut
         case .restoredFromStore: .restoredFromStore
         case .proofReused: .proofReused
+        case .keyUse: .keyUse
+        case .destination: .destination
         case .unrecognised: .unrecognised
         }
     }
@@ -173,6 +186,8 @@ extension AuditNote: CustomStringConvertible {
                 + "before a power loss) were written back"
         case .proofReused(let factor, let window):
             "proofReused: the \(factor) proof of an earlier request, reused within this request's \(window) s window"
+        case .keyUse(let algorithm, let digest): "keyUse: \(algorithm) of input sha256 \(digest)"
+        case .destination(let destination): "destination: \(destination)"
         case .unrecognised(let text): text
         }
     }

@@ -1,3 +1,4 @@
+import KeygateItems
 public import KeygatePolicy
 
 /// A P-256 ECDSA signature, in the two forms Apple gives it: DER X9.62 `SEQUENCE { INTEGER r,

@@ -1,3 +1,4 @@
+import KeygateItems
 import FoundationEssentials
 
 extension PublicKey {

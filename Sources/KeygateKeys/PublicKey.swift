@@ -1,3 +1,4 @@
+public import KeygateItems
 public import KeygatePolicy
 
 /// The public half of a key: a plain software key, exportable in every form (spec §9.6:

@@ -1,3 +1,4 @@
+import KeygateItems
 public import KeygatePolicy
 
 /// Writes the SSH wire encoding (RFC 4251 §5): big-endian integers, length-prefixed strings,

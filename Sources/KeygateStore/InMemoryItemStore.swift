@@ -6,9 +6,10 @@ import Synchronization
 /// buffers, not encrypted. Its named rows (``KeygateItems/MetadataStore``) are a dictionary,
 /// changed with the items under one lock.
 public final class InMemoryItemStore: ItemStore, MetadataStore {
-    private struct State {
+    struct State {
         var nextID: Int64 = 1
         var items: [ItemID: (fields: ItemFields, data: SecretData)] = [:]
+        var keys: [ItemID: (fields: KeyFields, blob: SecretData)] = [:]
         var metadata: [String: String] = [:]
 
         mutating func apply(_ changes: [MetadataChange]) {
@@ -24,7 +25,7 @@ public final class InMemoryItemStore: ItemStore, MetadataStore {
         }
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// The largest value accepted, in bytes.
     public let maximumValueLength: Int
 
@@ -59,7 +60,7 @@ public final class InMemoryItemStore: ItemStore, MetadataStore {
 
     /// Runs `body` on a copy of the state, adds `participant`'s changes to it, and keeps it
     /// only when both succeed: one commit, under the lock.
-    private func commit<T>(
+    func commit<T>(
         joining participant: (any TransactionParticipant)?, _ body: (inout State) throws(KeygateError) -> T
     ) throws(KeygateError) -> T {
         let result = try state.withLock { (state: inout State) throws(KeygateError) -> T in

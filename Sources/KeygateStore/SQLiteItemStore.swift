@@ -26,7 +26,7 @@ public final class SQLiteItemStore: ItemStore {
     /// Locked after ``connection`` when both are held.
     let rows = Mutex(ParsedRowCache())
     /// The sealing key, read and checked at open (wiped when the store is released).
-    private let sealingKey: SecretData
+    let sealingKey: SecretData
     /// The database file.
     public let path: String
     /// The largest value accepted, in bytes.

@@ -112,6 +112,16 @@ public struct AccessControl: Hashable, Sendable {
             requiresApplicationPassword: requiresApplicationPassword)
     }
 
+    /// What a key's creation is checked with: this access control without `privateKeyUsage`,
+    /// which governs the key's uses, not its making. Its class must be available, a passcode
+    /// set when the class needs one, and biometry enrolled to bind a `biometryCurrentSet`
+    /// constraint, as for an item's add (spec 9.3, 9.5.7).
+    public var creationCheck: AccessControl {
+        AccessControl(
+            protection: protection, constraint: constraint, isPrivateKeyUsage: false,
+            requiresApplicationPassword: requiresApplicationPassword)
+    }
+
     /// An access control that nothing satisfies (`od(false)`): what a store reports for an
     /// item whose stored access control cannot be trusted.
     public init(unsatisfiableWith protection: ProtectionClass) {

@@ -34,9 +34,9 @@ struct EstablishedStore {
         return EstablishedStore(keyCheck: keyCheck)
     }
 
-    /// Whether the store holds any item (one read of the items table's first row).
+    /// Whether the store holds any item or key (one read of each table's first row).
     static func hasItems(_ connection: SQLiteConnection) throws(KeygateError) -> Bool {
-        let exists = try connection.statement("SELECT EXISTS (SELECT 1 FROM items)")
+        let exists = try connection.statement("SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM keys)")
         defer { exists.reset() }
         _ = try exists.step()
         return exists.integer(0) != 0

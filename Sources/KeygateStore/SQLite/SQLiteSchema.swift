@@ -38,6 +38,30 @@ enum SQLiteSchema {
             """,
             ["table metadata"]
         ),
+        (
+            "v3: key items (spec §9.4), their keeper blobs sealed like values",
+            """
+            CREATE TABLE keys (
+                id    INTEGER PRIMARY KEY AUTOINCREMENT,
+                agrp  TEXT    NOT NULL,
+                labl  TEXT,
+                atag  BLOB    NOT NULL,
+                klbl  BLOB    NOT NULL,
+                type  TEXT    NOT NULL,
+                tkid  TEXT    NOT NULL,
+                impt  INTEGER NOT NULL CHECK (impt IN (0, 1)),
+                pubk  BLOB    NOT NULL,
+                pdmn  TEXT    NOT NULL,
+                accc  TEXT    NOT NULL,
+                cdat  INTEGER NOT NULL,
+                mdat  INTEGER NOT NULL,
+                nonce BLOB    NOT NULL,
+                value BLOB    NOT NULL
+            );
+            CREATE UNIQUE INDEX keys_primary_key ON keys (agrp, klbl, atag, type, tkid);
+            """,
+            ["table keys", "index keys_primary_key"]
+        ),
     ]
 
     /// Refuses a database that is not a Keygate store before anything in it changes (its journal
