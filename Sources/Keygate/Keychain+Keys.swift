@@ -280,7 +280,8 @@ extension Keychain {
         let notes = [AuditNote.keyUse(algorithm: algorithm, inputSHA256: Hex.string(SHA256.hash(input)))] + extra
         let interaction = Self.interaction(query.authenticationUI, context)
         func prompt() -> String {
-            query.operationPrompt ?? "\(operation == .sign ? "Sign with" : "Use") key \(fields.label ?? identity.account)"
+            query.operationPrompt
+                ?? "\(operation == .sign ? "Sign with" : "Use") key \(fields.label ?? identity.account)"
         }
         let rules = decide(PolicyAction(operation), Self.ruled(fields))
         let ruleIDs = try refuseEarly(rules, PolicyAction(operation), Self.ruled(fields))

@@ -1,5 +1,5 @@
-import KeygateItems
 import FoundationEssentials
+import KeygateItems
 
 extension PublicKey {
     /// The OpenSSH key type name: `ecdsa-sha2-nistp256` or `ssh-ed25519`.

@@ -8,7 +8,10 @@ extension InMemoryItemStore: KeyItemStore {
     public func keys(matching filter: KeyFilter) throws(KeygateError) -> [KeyRecord] {
         state.withLock { state in
             state.keys.filter { filter.matches($0.value.fields) }.sorted { $0.key < $1.key }
-                .map { KeyRecord(id: $0.key, fields: $0.value.fields, sealed: .plain($0.value.blob, fields: $0.value.fields)) }
+                .map {
+                    KeyRecord(
+                        id: $0.key, fields: $0.value.fields, sealed: .plain($0.value.blob, fields: $0.value.fields))
+                }
         }
     }
 

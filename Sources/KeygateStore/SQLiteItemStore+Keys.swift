@@ -12,7 +12,9 @@ extension SQLiteItemStore: KeyItemStore {
     /// The keys matching `filter`, in the order they were added.
     public func keys(matching filter: KeyFilter) throws(KeygateError) -> [KeyRecord] {
         guard !filter.accessGroups.isEmpty else { return [] }
-        var conditions = ["agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"]
+        var conditions = [
+            "agrp IN (" + Array(repeating: "?", count: filter.accessGroups.count).joined(separator: ", ") + ")"
+        ]
         var values: [SQLiteStatement.Value] = filter.accessGroups.map { .text($0) }
         if let label = filter.label {
             conditions.append("labl = ?")

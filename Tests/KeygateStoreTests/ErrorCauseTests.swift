@@ -88,7 +88,7 @@ import Testing
     func anotherProgramsDatabaseIsRefusedAndNotChanged(_ version: Int, _ table: String) throws {
         let directory = try TemporaryDirectory()
         try Self.store(directory).executeRawSQL(
-            "DROP TABLE items; DROP TABLE metadata; \(table); PRAGMA user_version = \(version); "
+            "DROP TABLE items; DROP TABLE metadata; DROP TABLE keys; \(table); PRAGMA user_version = \(version); "
                 + "PRAGMA journal_mode = DELETE")
         let database = directory.path + "/items.db"
         #expect(unlink(database + ".key") == 0)

@@ -139,7 +139,7 @@ import Testing
         let path = directory.path + "/items.db"
         let store = try SQLiteItemStore(path: path)
         try store.insert([Fixtures.item(Fixtures.fields(), "v")])
-        try store.executeRawSQL("DROP TABLE metadata; PRAGMA user_version = 1")
+        try store.executeRawSQL("DROP TABLE metadata; DROP TABLE keys; PRAGMA user_version = 1")
         do {
             _ = try SQLiteItemStore(path: path, keyProvider: StaticKeyProvider(key: SecretData.random(count: 32)))
             Issue.record("a key that opens no item must be refused")
