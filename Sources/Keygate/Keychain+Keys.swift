@@ -215,7 +215,7 @@ extension Keychain {
     ///   the key's enrollment set changed; `errSecUserCanceled`; `errSecInteractionNotAllowed`.
     public func sign(
         _ input: [UInt8], algorithm: SignatureAlgorithm, key query: KeyQuery,
-        context given: AuthenticationContext? = nil, notes: [AuditNote] = []
+        context given: AuthenticationContext?, notes: [AuditNote]
     ) async throws(KeygateError) -> [UInt8] {
         var signature: [UInt8] = []
         try await inCall { (keychain) async throws(KeygateError) in

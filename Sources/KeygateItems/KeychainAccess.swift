@@ -29,4 +29,31 @@ public protocol KeychainAccess: Sendable {
     /// Deletes items, as `Keychain.delete(_:context:)`.
     /// - Throws: `errSecItemNotFound` when nothing matches, and whatever the gate refuses with.
     func delete(_ query: ItemQuery, context: AuthenticationContext?) async throws(KeygateError)
+
+    /// Makes a key inside the keeper, as `Keychain.createKey(_:context:)`.
+    /// - Throws: `errSecParam` for a synchronizable key, and whatever the gate refuses with.
+    func createKey(_ request: NewKeyRequest, context: AuthenticationContext?) async throws(KeygateError) -> KeyFields
+
+    /// Hands the keeper a private key made elsewhere, as `Keychain.importKey(_:privateKey:context:)`.
+    func importKey(_ request: NewKeyRequest, privateKey: SecretData, context: AuthenticationContext?)
+        async throws(KeygateError) -> KeyFields
+
+    /// The keys matching `query`, attributes only, never authenticating (spec 9.3.4).
+    /// - Throws: `errSecItemNotFound` when none matches.
+    func keys(matching query: KeyQuery) async throws(KeygateError) -> [KeyFields]
+
+    /// Changes keys' labels or tags, never authenticating (spec 9.6).
+    func updateKeys(_ query: KeyQuery, changes: KeyChanges) async throws(KeygateError)
+
+    /// Deletes keys, never authenticating (spec 9.6).
+    func deleteKeys(_ query: KeyQuery) async throws(KeygateError)
+
+    /// Signs with the one key matching `query`, once its access control allows `osgn`.
+    func sign(_ input: [UInt8], algorithm: SignatureAlgorithm, key query: KeyQuery, context: AuthenticationContext?)
+        async throws(KeygateError) -> [UInt8]
+
+    /// ECDH of the one key matching `query` with the peer's public key (X9.63 for P-256),
+    /// once its access control allows `ock`: the 32-byte shared x-coordinate.
+    func sharedSecret(withPeer peer: [UInt8], key query: KeyQuery, context: AuthenticationContext?)
+        async throws(KeygateError) -> SecretData
 }

@@ -57,6 +57,40 @@ import Testing
         func delete(_ query: ItemQuery, context: AuthenticationContext?) async throws(KeygateError) {
             try await inner.delete(query, context: context)
         }
+
+        func createKey(_ request: NewKeyRequest, context: AuthenticationContext?) async throws(KeygateError)
+            -> KeyFields
+        {
+            try await inner.createKey(request, context: context)
+        }
+
+        func importKey(_ request: NewKeyRequest, privateKey: SecretData, context: AuthenticationContext?)
+            async throws(KeygateError) -> KeyFields
+        {
+            try await inner.importKey(request, privateKey: privateKey, context: context)
+        }
+
+        func keys(matching query: KeyQuery) async throws(KeygateError) -> [KeyFields] {
+            try await inner.keys(matching: query)
+        }
+
+        func updateKeys(_ query: KeyQuery, changes: KeyChanges) async throws(KeygateError) {
+            try await inner.updateKeys(query, changes: changes)
+        }
+
+        func deleteKeys(_ query: KeyQuery) async throws(KeygateError) { try await inner.deleteKeys(query) }
+
+        func sign(
+            _ input: [UInt8], algorithm: SignatureAlgorithm, key query: KeyQuery, context: AuthenticationContext?
+        ) async throws(KeygateError) -> [UInt8] {
+            try await inner.sign(input, algorithm: algorithm, key: query, context: context)
+        }
+
+        func sharedSecret(withPeer peer: [UInt8], key query: KeyQuery, context: AuthenticationContext?)
+            async throws(KeygateError) -> SecretData
+        {
+            try await inner.sharedSecret(withPeer: peer, key: query, context: context)
+        }
     }
 
     @Test(arguments: [
