@@ -80,7 +80,7 @@ let package = Package(
             dependencies: [
                 "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux",
                 "KeygateClient",
-                "KeygateProtocol",
+                "KeygateProtocol", "KeygateKeys", "KeygateItems",
             ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),

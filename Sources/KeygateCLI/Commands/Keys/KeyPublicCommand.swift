@@ -1,0 +1,33 @@
+import KeygateItems
+import KeygateKeys
+import KeygatePolicy
+
+/// `keygate key public`: the public half, in OpenSSH, PEM or raw form (no proof needed).
+struct KeyPublicCommand: Command {
+    static let configuration = KeyCommand.subcommand(
+        "public", summary: "print a key's public half",
+        options: [KeyOptions.label, KeyOptions.format, ItemOptions.accessGroup])
+
+    let label: String
+    let format: PublicKeyFormat
+    let accessGroup: String?
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        label = arguments.required(KeyOptions.label)
+        format = try arguments.choice(KeyOptions.format).flatMap(PublicKeyFormat.init(rawValue:)) ?? .openssh
+        accessGroup = arguments.value(ItemOptions.accessGroup)
+    }
+
+    func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
+            let key = try await session.key(labelled: label)
+            let publicKey = try PublicKey(type: key.type, bytes: key.publicKey)
+            switch format {
+            case .openssh: context.console.out(publicKey.openSSH(comment: label))
+            case .pem: try context.console.output.write(Array(publicKey.pem.utf8))
+            case .x963: try context.console.output.write(publicKey.externalRepresentation)
+            }
+        }
+        return .success
+    }
+}
