@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "KeygateItems", targets: ["KeygateItems"]),
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "KeygateKeys", targets: ["KeygateKeys"]),
+        .library(name: "KeygateSSHAgent", targets: ["KeygateSSHAgent"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
@@ -80,7 +81,7 @@ let package = Package(
             dependencies: [
                 "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateLinux",
                 "KeygateClient",
-                "KeygateProtocol", "KeygateKeys", "KeygateItems",
+                "KeygateProtocol", "KeygateKeys", "KeygateItems", "KeygateSSHAgent", "KeygateServing",
             ]),
         // The command-line tool: a one-line main over KeygateCLI.
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI", "CCommandLine"]),
@@ -98,11 +99,21 @@ let package = Package(
             dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateItems", "KeygateProtocol"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
+        // Peer credentials and pidfds of Unix-socket callers (no library linked).
+        .target(name: "CPeer"),
+        // Serving a Unix socket, for every frontend: who the caller is (from the kernel only),
+        // connection threads, and waiting on async facade calls from them.
+        .target(name: "KeygateServing", dependencies: ["CPeer"]),
+        // The SSH agent protocol (RFC 9987) over the keeper's keys: messages, sessions, the socket.
+        .target(
+            name: "KeygateSSHAgent",
+            dependencies: ["KeygatePolicy", "KeygateItems", "KeygateKeys", "KeygateProtocol", "KeygateServing"]),
         // The broker daemon: one Unix socket, each caller's own store under its state directory.
         .executableTarget(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+                "KeygateServing",
                 "KeygatePAM", "CCommandLine",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).
@@ -164,7 +175,7 @@ let package = Package(
             name: "KeygatedTests",
             dependencies: [
                 "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
-                "KeygateClient", "KeygateTesting",
+                "KeygateClient", "KeygateTesting", "KeygateServing", "CPeer",
             ]),
     ],
     swiftLanguageModes: [.v6]

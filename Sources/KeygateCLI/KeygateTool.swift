@@ -37,7 +37,8 @@ public enum KeygateTool {
             AddCommand.self, GetCommand.self, UpdateCommand.self, DeleteCommand.self, ListCommand.self,
             EvaluateCommand.self, ExportCommand.self, ImportCommand.self, AuditCommand.self, LockCommand.self,
             StatusCommand.self, AgentCommand.self,
-            ProveCommand.self, PolicyCommand.self, KeyCommand.self, DemoCommand.self, GitCredentialCommand.self,
+            ProveCommand.self, PolicyCommand.self, KeyCommand.self, SSHAgentCommand.self, DemoCommand.self,
+            GitCredentialCommand.self,
             DockerCredentialCommand.self,
         ]
     }

@@ -2,6 +2,7 @@ import Dispatch
 import KeygateItems
 import KeygatePAM
 import KeygateProtocol
+import KeygateServing
 import Synchronization
 
 /// One registered authentication agent: its connection, over which the daemon sends

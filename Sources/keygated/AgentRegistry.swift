@@ -1,3 +1,4 @@
+import KeygateServing
 import Synchronization
 
 /// The authentication agents registered with the daemon, one per login session: keyed by the

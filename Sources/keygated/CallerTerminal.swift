@@ -1,5 +1,6 @@
 import CKeygated
 import Glibc
+import KeygateServing
 
 /// The caller's controlling terminal and kernel session as the kernel reports them:
 /// `/proc/<pid>/stat` fields 6 (session id) and 7 (`tty_nr`), read and then checked against the
@@ -34,7 +35,7 @@ struct CallerTerminal: Hashable, Sendable {
             let session = Int32(fields[3]), session > 0,
             let tty = Int32(fields[4]), tty != 0
         else { return nil }
-        guard let leaderStarted = PeerIdentity.startTicks(session), keygated_pidfd_pid(pidfd) == pid else {
+        guard let leaderStarted = PeerIdentity.startTicks(session), PeerIdentity.pid(of: pidfd) == pid else {
             return nil
         }
         return CallerTerminal(device: UInt32(bitPattern: tty), sessionLeader: session, leaderStarted: leaderStarted)

@@ -2,6 +2,7 @@ import Glibc
 import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 import KeygateStore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import KeygatePAM
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 
 /// Proves presence inside the daemon for one connection's caller: PAM service `keygate`
 /// (passcode) or `keygate-biometry` (biometry) for the peer uid's own account name

@@ -1,3 +1,4 @@
+import KeygateServing
 import Synchronization
 
 /// The process behind one request, as the kernel described it: its identity (uid, gid, pid,

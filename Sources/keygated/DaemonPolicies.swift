@@ -2,6 +2,7 @@ import Glibc
 import Keygate
 import KeygateLinux
 import KeygatePolicy
+import KeygateServing
 
 /// The organisation rules and access-group grants the daemon applies (`policies = PATH` in its
 /// configuration): loaded once at start from root-owned files, matched against the caller's

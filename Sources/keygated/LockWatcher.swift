@@ -1,6 +1,7 @@
 import Glibc
 import KeygateLinux
 import KeygatePolicy
+import KeygateServing
 
 /// Keeps the daemon's remembered proofs from outliving a screen lock or a logout between two
 /// requests: once a second, for every (uid, session, terminal) that holds a proof, the

@@ -1,5 +1,6 @@
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 
 extension RequestHandler {
     /// The reply to `auditShow` or `auditVerify`, made by `body` from the caller uid's own trail

@@ -1,6 +1,7 @@
 import Keygate
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 
 /// Turns one decoded, in-order request into its reply, acting on the caller's own keychain
 /// only. The set of requests is fixed and typed (the protocol's ``Message``); nothing here

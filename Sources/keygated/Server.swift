@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 import Synchronization
 
 /// The listening socket and the accept loop.
@@ -91,13 +92,13 @@ final class Server: Sendable {
         while true {
             if !holding { acceptTurn.wait() }
             holding = true
-            let client = keygated_accept(fd)
+            let client = PeerIdentity.accept(fd)
             if client < 0 {
                 if errno != EINTR { Log.line("accept failed (errno \(errno))") }
                 if errno == EMFILE || errno == ENFILE { usleep(100_000) }
                 continue
             }
-            let accepted = keygated_boottime_ticks()
+            let accepted = PeerIdentity.acceptedNow()
             guard handTurnOn(fd) else {
                 // Nobody else could accept: this thread keeps the turn; the connection is refused.
                 Log.line("no thread for a new connection; closed")
@@ -132,9 +133,10 @@ final class Server: Sendable {
     private func serve(_ client: Int32, acceptedTicks: UInt64) {
         let identity: PeerIdentity
         let pidfd: Int32
-        do throws(IdentityError) {
+        do throws(PeerIdentityError) {
             (identity, pidfd) = try PeerIdentity.establish(
-                socket: client, acceptedTicks: acceptedTicks, forceFallback: forcePidfdFallback)
+                socket: client, acceptedTicks: acceptedTicks, forceFallback: forcePidfdFallback,
+                session: Self.session(of:))
         } catch {
             Log.line("connection refused: \(error)")
             refuse(client, KeygateError(.notAvailable, "the caller's identity could not be established"))
@@ -178,5 +180,14 @@ final class Server: Sendable {
             _ = bytes.withUnsafeBytes { send(client, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         }
         close(client)
+    }
+}
+
+extension Server {
+    /// The logind session of `pid` (sd-login), nil for a process in none.
+    @Sendable static func session(of pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard keygated_pid_session(pid, &buffer, Int32(buffer.count)) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

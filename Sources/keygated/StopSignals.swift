@@ -1,4 +1,5 @@
 import Glibc
+import KeygateServing
 
 /// How the daemon stops: SIGTERM, SIGINT or SIGHUP end it within a moment, by one thread that
 /// waits for them (`sigwait`), logs which one came, removes the socket the daemon made (never

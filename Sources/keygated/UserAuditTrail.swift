@@ -3,6 +3,7 @@ import Keygate
 import KeygateLinux
 import KeygatePolicy
 import KeygateProtocol
+import KeygateServing
 import KeygateStore
 import Synchronization
 

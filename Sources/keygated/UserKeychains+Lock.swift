@@ -1,3 +1,5 @@
+import KeygateServing
+
 extension UserKeychains {
     /// Forgets every proof the daemon would reuse for `identity` (its uid, login session and
     /// terminal), for `keygate lock`.

@@ -3,6 +3,7 @@ import Keygate
 import KeygateLinux
 import KeygatePAM
 import KeygatePolicy
+import KeygateServing
 import KeygateStore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import CKeygated
 import Glibc
 import Keygate
+import KeygateServing
 
 // keygated --socket PATH --state-directory DIR [--config FILE]: see Server, Connection and
 // PeerIdentity for what it does; Configuration for the file. Started by keygate.socket, it

@@ -1,9 +1,9 @@
-import CKeygated
+import CPeer
 import Foundation
 import Glibc
 import Testing
 
-@testable import keygated
+@testable import KeygateServing
 
 /// The two places where a peer that exits could be taken for another process: a failed
 /// `SO_PEERPIDFD` (only a kernel without the option may fall back to `pidfd_open(pid)`), and
@@ -27,11 +27,11 @@ import Testing
         try child.run()
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         let pid = child.processIdentifier
-        let pidfd = keygated_pidfd_open(pid)
+        let pidfd = keygate_pidfd_open(pid)
         try #require(pidfd >= 0)
         defer { close(pidfd) }
         #expect(try PeerIdentity.readPinned(pid: pid, pidfd: pidfd) { "read while alive" } == "read while alive")
-        let refused = #expect(throws: IdentityError.self) {
+        let refused = #expect(throws: PeerIdentityError.self) {
             try PeerIdentity.readPinned(pid: pid, pidfd: pidfd) { () -> String? in
                 kill(pid, SIGKILL)
                 child.waitUntilExit()  // reaped: the pid is free for another process now
@@ -40,7 +40,7 @@ import Testing
         }
         #expect(refused?.description.contains("exited") == true)
         // Nothing read (no executable) is refused too.
-        #expect(throws: IdentityError.self) {
+        #expect(throws: PeerIdentityError.self) {
             try PeerIdentity.readPinned(pid: getpid(), pidfd: pidfd) { nil as String? }
         }
     }

@@ -49,17 +49,12 @@ struct AgentCommand: Command {
             let prompt = asked.prompt
             switch prompt.style {
             case .echoOff, .echoOn:
-                // Who asks, and for what, before the question: on the terminal or in the askpass
-                // dialog with it, on standard error for a descriptor (which shows nothing).
-                let asks =
-                    "keygate agent: \(Console.escaped(prompt.program)) (pid \(prompt.pid)) asks for "
-                    + Console.escaped(prompt.purpose)
-                let shown = !(source is FileDescriptorPassphraseSource)
-                if !shown { context.console.err(asks) }
-                let answer = source.passphrase(
-                    for: PassphrasePrompt(
-                        text: shown ? asks + "\n" + prompt.text : prompt.text, echo: prompt.style == .echoOn,
-                        service: "keygated", factor: .passcode, reason: prompt.purpose))
+                let answer = RequesterPrompt.ask(
+                    source,
+                    header: RequesterPrompt.header(
+                        "keygate agent", program: prompt.program, pid: prompt.pid, purpose: prompt.purpose),
+                    text: prompt.text, echo: prompt.style == .echoOn, service: "keygated", factor: .passcode,
+                    purpose: prompt.purpose, console: context.console)
                 try agent.answer(asked.id, with: answer.map { $0.withUnsafeBytes { SecretData(bytes: $0) } })
             case .errorMessage, .textInfo:
                 source.show(

@@ -1,4 +1,4 @@
-import CKeygated
+import CPeer
 import Glibc
 
 /// Who is on the other end of a connection, from the kernel only; nothing a client sends
@@ -22,46 +22,49 @@ import Glibc
 ///   successor that reused its pid).
 ///
 /// Anything that cannot be established refuses the connection (fail closed).
-struct PeerIdentity: Sendable {
-    let uid: UInt32
-    let gid: UInt32
-    let pid: Int32
-    let executable: String
+public struct PeerIdentity: Sendable {
+    public let uid: UInt32
+    public let gid: UInt32
+    public let pid: Int32
+    public let executable: String
     /// The executable as a grant may name it: ``executable`` when the caller is in the daemon's
     /// own mount, pid and user namespaces, nil otherwise. In a mount namespace of its own any
     /// file can sit at any path (a user namespace lets an unprivileged caller mount its own
     /// program over a granted one); in a user and pid namespace of its own a process may name
     /// any other process of that namespace as the sender of its bytes (`SCM_CREDENTIALS`), so
     /// the opener check proves nothing about who wrote them. Either way the path matches no grant.
-    let program: String?
+    public let program: String?
     /// "SO_PEERPIDFD" or "pidfd_open".
-    let pidfdSource: String
+    public let pidfdSource: String
     /// The caller's logind session, when it has one.
-    let session: String?
+    public let session: String?
 
     /// Establishes the identity of the peer of `socket`, accepted at `acceptedTicks`
-    /// (``keygated_boottime_ticks()``); `forceFallback` skips `SO_PEERPIDFD` (tests of the fallback).
+    /// (``acceptedNow()``); `forceFallback` skips `SO_PEERPIDFD` (tests of the fallback);
+    /// `session` reads a pid's login session (read, like the executable, while the pidfd pins
+    /// the process), nil for a frontend that needs none.
     /// - Returns: the identity, and the pidfd (owned by the caller, closed with the connection).
-    static func establish(socket: Int32, acceptedTicks: UInt64, forceFallback: Bool) throws(IdentityError)
-        -> (PeerIdentity, Int32)
-    {
+    public static func establish(
+        socket: Int32, acceptedTicks: UInt64, forceFallback: Bool = false,
+        session: (@Sendable (Int32) -> String?)? = nil
+    ) throws(PeerIdentityError) -> (PeerIdentity, Int32) {
         var pid: Int32 = 0
         var uid: UInt32 = 0
         var gid: UInt32 = 0
-        guard keygated_peer_credentials(socket, &pid, &uid, &gid) == 0, pid > 0 else {
-            throw IdentityError("no peer credentials (errno \(errno))")
+        guard keygate_peer_credentials(socket, &pid, &uid, &gid) == 0, pid > 0 else {
+            throw PeerIdentityError("no peer credentials (errno \(errno))")
         }
         var source = "SO_PEERPIDFD"
-        var pidfd: Int32 = forceFallback ? -1 : keygated_peer_pidfd(socket)
+        var pidfd: Int32 = forceFallback ? -1 : keygate_peer_pidfd(socket)
         if pidfd < 0 {
             let code = errno
             if !forceFallback && !peerPidfdUnsupported(errno: code) {
-                throw IdentityError("SO_PEERPIDFD failed (errno \(code)); the caller may have exited")
+                throw PeerIdentityError("SO_PEERPIDFD failed (errno \(code)); the caller may have exited")
             }
             source = "pidfd_open"
-            pidfd = keygated_pidfd_open(pid)
-            guard pidfd >= 0 else { throw IdentityError("pidfd_open(\(pid)) failed (errno \(errno))") }
-            do throws(IdentityError) {
+            pidfd = keygate_pidfd_open(pid)
+            guard pidfd >= 0 else { throw PeerIdentityError("pidfd_open(\(pid)) failed (errno \(errno))") }
+            do throws(PeerIdentityError) {
                 try recheck(socket: socket, pidfd: pidfd, pid: pid, uid: uid, gid: gid, acceptedTicks: acceptedTicks)
             } catch {
                 close(pidfd)
@@ -69,10 +72,10 @@ struct PeerIdentity: Sendable {
             }
         }
         let read: (executable: String, session: String?, sameMounts: Bool)
-        do throws(IdentityError) {
+        do throws(PeerIdentityError) {
             read = try readPinned(pid: pid, pidfd: pidfd) { () -> (String, String?, Bool)? in
                 guard let executable = readLink("/proc/\(pid)/exe") else { return nil }
-                return (executable, session(of: pid), sharesNamespaces(pid))
+                return (executable, session?(pid), sharesNamespaces(pid))
             }
         } catch {
             close(pidfd)
@@ -86,7 +89,7 @@ struct PeerIdentity: Sendable {
 
     /// Whether the pinned process still runs ``executable`` (read again by pid, then checked
     /// against `pidfd`): false once it has `exec`ed another program, or has exited.
-    func stillRuns(pidfd: Int32) -> Bool {
+    public func stillRuns(pidfd: Int32) -> Bool {
         let now = try? Self.readPinned(pid: pid, pidfd: pidfd) { Self.readLink("/proc/\(pid)/exe") }
         return now == executable
     }
@@ -100,39 +103,39 @@ struct PeerIdentity: Sendable {
     /// Runs `reads` (what is read about the peer by its pid number), then checks that `pidfd`
     /// still names `pid`: a pidfd keeps its pid from being reused until the process is reaped, so
     /// when it still names it, everything `reads` saw was the pinned process's.
-    /// - Throws: ``IdentityError`` when `reads` found nothing (nil) or the process was gone
+    /// - Throws: ``PeerIdentityError`` when `reads` found nothing (nil) or the process was gone
     ///   after it (its pid may have been reused while it read).
-    static func readPinned<T>(pid: Int32, pidfd: Int32, _ reads: () -> T?) throws(IdentityError) -> T {
+    static func readPinned<T>(pid: Int32, pidfd: Int32, _ reads: () -> T?) throws(PeerIdentityError) -> T {
         let value = reads()
-        guard keygated_pidfd_pid(pidfd) == pid else {
-            throw IdentityError("process \(pid) exited while its executable and session were read")
+        guard keygate_pidfd_pid(pidfd) == pid else {
+            throw PeerIdentityError("process \(pid) exited while its executable and session were read")
         }
-        guard let value else { throw IdentityError("cannot read the executable of process \(pid)") }
+        guard let value else { throw PeerIdentityError("cannot read the executable of process \(pid)") }
         return value
     }
 
     /// The fallback's re-check (see the type's documentation).
     private static func recheck(
         socket: Int32, pidfd: Int32, pid: Int32, uid: UInt32, gid: UInt32, acceptedTicks: UInt64
-    ) throws(IdentityError) {
-        guard let started = startTicks(pid) else { throw IdentityError("cannot read /proc/\(pid)/stat") }
-        guard keygated_pidfd_pid(pidfd) == pid else { throw IdentityError("process \(pid) exited") }
+    ) throws(PeerIdentityError) {
+        guard let started = startTicks(pid) else { throw PeerIdentityError("cannot read /proc/\(pid)/stat") }
+        guard keygate_pidfd_pid(pidfd) == pid else { throw PeerIdentityError("process \(pid) exited") }
         guard started <= acceptedTicks else {
-            throw IdentityError("pid \(pid) names a process started after the connection (a reused pid)")
+            throw PeerIdentityError("pid \(pid) names a process started after the connection (a reused pid)")
         }
         var againPid: Int32 = 0
         var againUid: UInt32 = 0
         var againGid: UInt32 = 0
-        guard keygated_peer_credentials(socket, &againPid, &againUid, &againGid) == 0,
+        guard keygate_peer_credentials(socket, &againPid, &againUid, &againGid) == 0,
             againPid == pid, againUid == uid, againGid == gid
         else {
-            throw IdentityError("peer credentials changed while they were checked")
+            throw PeerIdentityError("peer credentials changed while they were checked")
         }
     }
 
     /// Field 22 of `/proc/<pid>/stat` (after the parenthesised command name, which may hold
     /// spaces and parentheses: parsed from the last ')').
-    static func startTicks(_ pid: Int32) -> UInt64? {
+    public static func startTicks(_ pid: Int32) -> UInt64? {
         guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         // fields[0] is field 3 (state); field 22 is fields[19].
@@ -162,12 +165,6 @@ struct PeerIdentity: Sendable {
         return (ours.st_dev, ours.st_ino)
     }
 
-    private static func session(of pid: Int32) -> String? {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard keygated_pid_session(pid, &buffer, Int32(buffer.count)) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     private static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
@@ -187,7 +184,19 @@ struct PeerIdentity: Sendable {
 }
 
 /// Why a caller's identity could not be established (the connection is refused).
-struct IdentityError: Error, CustomStringConvertible {
-    let description: String
+public struct PeerIdentityError: Error, CustomStringConvertible {
+    /// What could not be established.
+    public let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension PeerIdentity {
+    /// `CLOCK_BOOTTIME` in clock ticks: taken right after `accept()`, what ``establish(socket:acceptedTicks:forceFallback:session:)`` checks a pidfd's process against.
+    public static func acceptedNow() -> UInt64 { keygate_boottime_ticks() }
+
+    /// Accepts a connection on `listening` (close-on-exec): its descriptor, or -1 with `errno`.
+    public static func accept(_ listening: Int32) -> Int32 { keygate_accept(listening) }
+
+    /// The pid `pidfd` names now: -1 once the process has exited, -2 when it cannot be read.
+    public static func pid(of pidfd: Int32) -> Int32 { keygate_pidfd_pid(pidfd) }
 }

@@ -1,14 +1,14 @@
 import Glibc
 
 /// Starts `body` on a detached POSIX thread of its own (connection threads, the lock watcher).
-enum Threads {
+public enum Threads {
     private final class Job: @unchecked Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
     /// - Returns: false when no thread could be made (the caller refuses the connection).
-    static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
+    public static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Job(body)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(

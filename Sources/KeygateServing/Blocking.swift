@@ -10,12 +10,13 @@ import Synchronization
 /// the concurrency pool and back (two thread wake-ups per request before). A call that does
 /// suspend (a PAM transaction on its own thread) is resumed here too, when its continuation
 /// enqueues the next part.
-enum Blocking {
+public enum Blocking {
     private final class Box<T>: @unchecked Sendable {
         var value: T?
     }
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    /// Runs `body` and waits for its result on this thread.
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
         let box = Box<T>()
         let executor = CallerExecutor()
         Task(executorPreference: executor) {

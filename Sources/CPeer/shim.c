@@ -1,0 +1,70 @@
+#define _GNU_SOURCE
+#include "CPeer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int keygate_peer_credentials(int socket, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    if (length != sizeof credentials) {
+        errno = EPROTO;
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+int keygate_peer_pidfd(int socket) {
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+    if (length != sizeof pidfd || pidfd < 0) {
+        errno = EPROTO;
+        return -1;
+    }
+    return pidfd;
+}
+
+int keygate_pidfd_open(int32_t pid) { return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0); }
+
+int32_t keygate_pidfd_pid(int pidfd) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    FILE *file = fopen(path, "re");
+    if (!file) return -2;
+    char line[256];
+    int32_t result = -2;
+    while (fgets(line, sizeof line, file)) {
+        int value;
+        if (sscanf(line, "Pid:\t%d", &value) == 1) {
+            result = value;
+            break;
+        }
+    }
+    fclose(file);
+    return result;
+}
+
+uint64_t keygate_boottime_ticks(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    long ticks = sysconf(_SC_CLK_TCK);
+    return (uint64_t)now.tv_sec * (uint64_t)ticks + (uint64_t)now.tv_nsec / (1000000000UL / (uint64_t)ticks);
+}
+
+int keygate_accept(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC); }
