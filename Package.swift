@@ -148,6 +148,9 @@ let package = Package(
             ]),
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateAudit", "KeygateTesting"]),
         .testTarget(name: "KeygateKeysTests", dependencies: ["KeygateKeys", "KeygateItems", "KeygatePolicy"]),
+        .testTarget(
+            name: "KeygateSSHAgentTests", dependencies: ["KeygateSSHAgent", "KeygateKeys", "KeygateItems", "KeygatePolicy"]
+        ),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],

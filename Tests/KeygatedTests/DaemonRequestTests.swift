@@ -3,6 +3,7 @@ import KeygatePolicy
 import KeygateProtocol
 import Testing
 
+@testable import KeygateServing
 @testable import keygated
 
 /// A daemon request is made once from what a frontend received, and its options are checked

@@ -15,7 +15,7 @@ struct SSHAgentCommand: Command {
     static let configuration = CommandConfiguration(
         name: "ssh-agent", summary: "serve the keeper's keys to ssh, git and ssh-keygen",
         discussion: """
-            usage: keygate ssh-agent -a PATH [--passphrase-fd N]
+            usage: keygate ssh-agent -a PATH [--passphrase-fd N] [--access-group G]
 
             Serves the SSH agent protocol on PATH (mode 0600; it appears once the agent listens)
             until killed, with the keys of `keygate key` as identities (the label as comment).
@@ -26,7 +26,9 @@ struct SSHAgentCommand: Command {
             question) or through KEYGATE_ASKPASS, each question naming the requesting program
             and pid; with none of them a key that needs a proof refuses at once. Adding or
             removing keys through the agent is refused: keys are made with `keygate key create`.
-            Only this user's processes are served. Prints SSH_AUTH_SOCK=PATH on standard output.
+            Keys of the keygate group are served, and of G when given (as far as the
+            organisation grants G to the requesting program). Only this user's processes are
+            served. Prints SSH_AUTH_SOCK=PATH on standard output.
             """,
         options: [socketOption, PAMOptions.passphraseDescriptor, ItemOptions.accessGroup], loadsPolicies: true,
         choosesMode: true)
@@ -57,9 +59,12 @@ struct SSHAgentCommand: Command {
             environment: LinuxWiring.deviceEnvironment, onWarning: { console.err("keygate: warning: \($0)") })
         let source: (any PassphraseSource)? =
             passphraseDescriptor.map { FileDescriptorPassphraseSource(descriptor: $0) } ?? global.pam.passphraseSource()
-        let group = accessGroup ?? Session.defaultGroup
+        // The CLI's own group first: a group the organisation grants only to some programs
+        // (`grant access-group "G" to program "/usr/bin/ssh"`) is then left out for the others,
+        // its keys invisible to them, rather than failing every request of theirs.
+        let groups = [Session.defaultGroup] + (accessGroup.map { $0 == Session.defaultGroup ? [] : [$0] } ?? [])
         let backend = EmbeddedSSHAgentBackend(
-            store: store, accessGroups: Session.groups(for: group), device: device, ledger: ledger,
+            store: store, accessGroups: groups, device: device, ledger: ledger,
             policies: global.policySet, sink: JSONLinesAuditSink(path: paths.audit, anchors: store), source: source,
             pam: global.pam, reuseSeconds: global.device.reuseSeconds, console: console)
         let listener = try SSHAgentListener(path: socket)
