@@ -9,7 +9,7 @@ _keygate() {
     _init_completion -n = || return
 
     local global_options="--daemon --embedded --store --policies --audit --pam-service --pam-biometry-service --passphrase-fd --no-interaction --device-state --reuse-seconds -V --version -h --help"
-    local commands="add get update delete list evaluate export import audit lock status agent prove demo policy credential docker-credential"
+    local commands="add get update delete list evaluate export import audit lock status agent key ssh-agent prove demo policy credential docker-credential"
 
     # The value of the option before the cursor (also --name=value).
     local option=$prev value=$cur
@@ -89,6 +89,10 @@ _keygate() {
             actions="check explain test" ;;
         lock | demo | status) ;;
         agent) options="--passphrase-fd" ;;
+        key)
+            options="--type -l --label --format --algorithm --access-control --accessible -g --access-group"
+            actions="create list public sign delete" ;;
+        ssh-agent) options="-a --socket --passphrase-fd -g --access-group" ;;
         prove) options="--factor --prompt" ;;
         credential)
             options="--access-control --accessible -g --access-group"

@@ -1,7 +1,7 @@
 # fish completion for keygate(1). Installed as
 # $(PREFIX)/share/fish/vendor_completions.d/keygate.fish.
 
-set -l commands add get update delete list evaluate export import audit lock status agent prove demo policy credential docker-credential
+set -l commands add get update delete list evaluate export import audit lock status agent key ssh-agent prove demo policy credential docker-credential
 set -l classes whenPasscodeSetThisDeviceOnly whenUnlockedThisDeviceOnly whenUnlocked afterFirstUnlockThisDeviceOnly afterFirstUnlock alwaysThisDeviceOnly always
 set -l flags userPresence biometryAny biometryCurrentSet devicePasscode companion or and privateKeyUsage applicationPassword
 
@@ -35,6 +35,8 @@ complete -c keygate -n $global -a import -d 'restore an encrypted backup'
 complete -c keygate -n $global -a audit -d 'show or verify the audit trail'
 complete -c keygate -n $global -a lock -d "forget this session's proofs"
 complete -c keygate -n $global -a agent -d "answer keygated's questions for this session's requests"
+complete -c keygate -n $global -a key -d 'make, list, export and use keys held by the keeper'
+complete -c keygate -n $global -a ssh-agent -d "serve the keeper's keys to ssh, git and ssh-keygen"
 complete -c keygate -n $global -a status -d 'show the mode, the store, the audit trail and the daemon'
 complete -c keygate -n $global -a prove -d 'prove presence through PAM now'
 complete -c keygate -n $global -a demo -d 'run Keygate on a temporary store'
@@ -76,6 +78,18 @@ complete -c keygate -n "__fish_seen_subcommand_from policy" -l context -r -F -d 
 complete -c keygate -n "__fish_seen_subcommand_from prove" -l factor -x -a 'passcode biometry presence' -d 'the factor to prove'
 complete -c keygate -n "__fish_seen_subcommand_from credential; and not __fish_seen_subcommand_from get store erase" -a 'get store erase'
 complete -c keygate -n "__fish_seen_subcommand_from docker-credential; and not __fish_seen_subcommand_from store get erase list version" -a 'store get erase list version'
+
+# key, ssh-agent.
+complete -c keygate -n "__fish_seen_subcommand_from key; and not __fish_seen_subcommand_from create list public sign delete" -a 'create list public sign delete'
+complete -c keygate -n "__fish_seen_subcommand_from key" -l type -x -a 'p256 ed25519' -d 'the key type'
+complete -c keygate -n "__fish_seen_subcommand_from key" -s l -l label -x -d "the key's label"
+complete -c keygate -n "__fish_seen_subcommand_from key" -l format -x -a 'openssh pem x963' -d "the public key's form"
+complete -c keygate -n "__fish_seen_subcommand_from key" -l algorithm -x -a 'ecdsa-sha256 ecdsa-digest-sha256 ed25519' -d 'the signature algorithm'
+complete -c keygate -n "__fish_seen_subcommand_from key" -l accessible -x -a "$classes" -d 'protection class'
+complete -c keygate -n "__fish_seen_subcommand_from key" -l access-control -x -d 'access-control flags'
+complete -c keygate -n "__fish_seen_subcommand_from key ssh-agent" -s g -l access-group -x -d 'the access group'
+complete -c keygate -n "__fish_seen_subcommand_from ssh-agent" -s a -l socket -r -F -d 'where to listen'
+complete -c keygate -n "__fish_seen_subcommand_from ssh-agent" -l passphrase-fd -x -d 'read answers from this descriptor'
 
 # The helpers, installed as links to keygate.
 complete -c git-credential-keygate -f
