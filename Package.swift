@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "KeygateKeys", targets: ["KeygateKeys"]),
         .library(name: "KeygateSSHAgent", targets: ["KeygateSSHAgent"]),
+        .library(name: "KeygateServing", targets: ["KeygateServing"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
         .library(name: "KeygateTesting", targets: ["KeygateTesting"]),
@@ -149,8 +150,8 @@ let package = Package(
         .testTarget(name: "KeygateStoreTests", dependencies: ["KeygateStore", "KeygateAudit", "KeygateTesting"]),
         .testTarget(name: "KeygateKeysTests", dependencies: ["KeygateKeys", "KeygateItems", "KeygatePolicy"]),
         .testTarget(
-            name: "KeygateSSHAgentTests", dependencies: ["KeygateSSHAgent", "KeygateKeys", "KeygateItems", "KeygatePolicy"]
-        ),
+            name: "KeygateSSHAgentTests",
+            dependencies: ["KeygateSSHAgent", "KeygateKeys", "KeygateItems", "KeygatePolicy"]),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"]),
         .testTarget(
             name: "KeygateTestingTests", dependencies: ["Keygate", "KeygateStore", "KeygateTesting"],

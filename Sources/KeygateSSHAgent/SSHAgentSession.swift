@@ -5,7 +5,7 @@ public import KeygatePolicy
 /// One agent connection's state and answers: what a frame asks, checked, and the reply.
 ///
 /// Every refusal is a reply (`SSH_AGENT_FAILURE`, `SSH_AGENT_EXTENSION_FAILURE`) and a line
-/// for ``log``, never a hang; the connection is closed only for what the protocol cannot
+/// for the session's log, never a hang; the connection is closed only for what the protocol cannot
 /// survive (a frame that does not parse).
 public struct SSHAgentSession: Sendable {
     /// The caller, from the kernel.

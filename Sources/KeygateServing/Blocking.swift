@@ -5,7 +5,7 @@ import Synchronization
 /// them there, so a slow call blocks that connection only, never the accept loop or the
 /// concurrency pool's other work.
 ///
-/// The call's task prefers a ``CallerExecutor`` that the calling thread drains itself: a call
+/// The call's task prefers a `CallerExecutor` that the calling thread drains itself: a call
 /// that never suspends (a plain read) runs start to end on this thread, with no hand-off to
 /// the concurrency pool and back (two thread wake-ups per request before). A call that does
 /// suspend (a PAM transaction on its own thread) is resumed here too, when its continuation
