@@ -92,6 +92,26 @@ import Testing
         #expect(try world.run(["key", "list", "--label", "guarded"]).stdoutText == listed, "the key is kept")
     }
 
+    /// Issue 30, point 4: the embedded agent, with no terminal and no descriptor, asks through
+    /// the askpass program itself, as `keygate agent` would for the daemon: the question names
+    /// the requesting program and pid (from the kernel) above PAM's prompt.
+    @Test func withNoTerminalTheAgentAsksThroughAskpassNamingTheRequester() throws {
+        let world = try Self.world([["--type", "ed25519", "--label", "asked", "--access-control", "devicePasscode"]])
+        let asked = world.directory.path + "/asked.txt"
+        let askpass = try world.directory.file(
+            "askpass", contents: "#!/bin/sh\nprintf '%s\\n---\\n' \"$1\" >> '\(asked)'\necho s3cret\n")
+        chmod(askpass, 0o755)
+        let agent = try SSHAgentProcess(world, passphrases: nil, askpass: askpass)
+        defer { agent.stop() }
+        let (signed, message) = try Self.sign(world, agent, label: "asked")
+        #expect(signed.status == 0, "\(signed.stderr)\n\(agent.logText)")
+        #expect(try Self.verify(world, label: "asked", message: message).status == 0)
+        let question = (try? String(contentsOfFile: asked, encoding: .utf8)) ?? ""
+        #expect(
+            question.contains("keygate ssh-agent: /usr/bin/ssh-keygen (pid ")
+                && question.contains("asks for SSH signature with key asked"), "\(question)")
+    }
+
     /// A real `ssh` login to a loopback `sshd` with the key in `authorized_keys`: the audit
     /// record of the signature names that server's host key (session-bind@openssh.com). The
     /// key's group is granted to `ssh` only: `ssh-keygen` is not offered the key.

@@ -5,31 +5,47 @@ import Synchronization
 import Testing
 
 /// A running `keygate ssh-agent` in a ``CLIWorld``, answering its questions from `passphrases`
-/// (one line each, on descriptor 3), or with `--no-interaction` when there are none.
+/// (one line each, on descriptor 3), through the `askpass` program, or with `--no-interaction`
+/// when there are neither. It runs in a session of its own (`setsid`), with no controlling
+/// terminal to ask on.
 final class SSHAgentProcess {
     let process = Process()
     let socket: String
     let log: String
+    /// The agent's own pid (`setsid` runs it in a child of its own).
+    private(set) var pid: Int32 = 0
 
-    init(_ world: CLIWorld, passphrases: [String]?, arguments: [String] = []) throws {
+    init(_ world: CLIWorld, passphrases: [String]?, askpass: String? = nil, arguments: [String] = []) throws {
         socket = world.directory.path + "/agent.sock"
         log = world.directory.path + "/agent.log"
         let answers = try world.directory.file(
             "answers-\(UUID().uuidString)", contents: (passphrases ?? []).map { $0 + "\n" }.joined())
         let words =
             [KeygateBinary.url.path]
-            + (passphrases == nil ? ["--no-interaction", "ssh-agent"] : ["ssh-agent", "--passphrase-fd", "3"])
+            + (passphrases != nil
+                ? ["ssh-agent", "--passphrase-fd", "3"]
+                : askpass != nil ? ["ssh-agent"] : ["--no-interaction", "ssh-agent"])
             + ["-a", socket] + arguments
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \(quoted) 3<'\(answers)' 2>'\(log)' >/dev/null"]
+        let pidFile = world.directory.path + "/agent-\(UUID().uuidString).pid"
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = [
+            "--wait", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(quoted) 3<'\(answers)' 2>'\(log)' >/dev/null",
+        ]
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in world.environment { environment[key] = value }
+        environment["KEYGATE_ASKPASS"] = askpass
+        environment["SSH_ASKPASS"] = nil
         process.environment = environment
         try process.run()
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) && process.isRunning {
             usleep(50_000)
         }
+        pid =
+            Int32(
+                ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines))
+            ?? 0
         guard FileManager.default.fileExists(atPath: socket) else {
             stop()
             throw SetupFailure("the agent did not listen within 10 s: \(logText)")
@@ -39,11 +55,15 @@ final class SSHAgentProcess {
     /// What the agent wrote on standard error.
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
-    /// Stops the agent (SIGTERM, then SIGKILL after 5 s); it removes its socket.
+    /// Stops the agent by its pid (SIGTERM, then SIGKILL after 5 s); it removes its socket, and
+    /// `setsid` then ends.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<100 where process.isRunning { usleep(50_000) }
+        if pid > 0 {
+            kill(pid, SIGTERM)
+            for _ in 0..<100 where process.isRunning { usleep(50_000) }
+            if process.isRunning { kill(pid, SIGKILL) }
+            pid = 0
+        }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
