@@ -179,7 +179,7 @@ let package = Package(
             name: "KeygatedTests",
             dependencies: [
                 "KeygateProtocol", "KeygatePolicy", "KeygateStore", "Keygate", "keygated", "keygated-probe",
-                "KeygateClient", "KeygateTesting", "KeygateServing", "CPeer",
+                "KeygateClient", "KeygateTesting", "KeygateServing", "CPeer", "KeygateKeys",
             ]),
     ],
     swiftLanguageModes: [.v6]

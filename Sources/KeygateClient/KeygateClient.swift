@@ -156,18 +156,18 @@ public final class KeygateClient: KeychainAccess {
 
     // MARK: - Plumbing
 
-    private func perform(_ request: Message, reason: String?) async throws(KeygateError) -> Message {
+    func perform(_ request: Message, reason: String?) async throws(KeygateError) -> Message {
         let reply = try await connection.perform(request, reason: reason ?? "")
         if let error = reply.keygateError { throw error }
         return reply
     }
 
-    private func expectDone(_ request: Message, reason: String?) async throws(KeygateError) {
+    func expectDone(_ request: Message, reason: String?) async throws(KeygateError) {
         let reply = try await perform(request, reason: reason)
         guard case .done = reply else { throw unexpected(reply) }
     }
 
-    private func unexpected(_ reply: Message) -> KeygateError {
+    func unexpected(_ reply: Message) -> KeygateError {
         KeygateError(.notAvailable, "keygated at \(socketPath) answered with an unexpected \(reply.type)")
     }
 
@@ -179,7 +179,7 @@ public final class KeygateClient: KeychainAccess {
     }
 
     /// The context's reuse window (0…300, as the context clamps it); 0 without one.
-    private static func window(_ context: AuthenticationContext?) -> UInt32 {
+    static func window(_ context: AuthenticationContext?) -> UInt32 {
         UInt32(clamping: context?.reuseSeconds ?? 0)
     }
 }

@@ -33,10 +33,10 @@ public struct Frame: Sendable {
 
 /// The protocol's fixed numbers.
 public enum FrameLimits {
-    /// The only protocol version this build speaks (3: `hello` says whether the client answers
-    /// prompts, and a connection can become its session's authentication agent; 2 had
-    /// neither; 1 had no challenge).
-    public static let version: UInt8 = 3
+    /// The only protocol version this build speaks (4: key items; 3 had none; 3 added that
+    /// `hello` says whether the client answers prompts, and that a connection can become its
+    /// session's authentication agent; 1 had no challenge).
+    public static let version: UInt8 = 4
     /// Bytes of the length field.
     public static let lengthFieldSize = 4
     /// Bytes after the length field before the payload (version, type, reserved, request id).
@@ -73,6 +73,18 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case lock = 0x0B
     /// Client: make this connection its session's authentication agent.
     case registerAgent = 0x0C
+    /// Client: make a key in the daemon's keeper (or hand it one).
+    case createKey = 0x0D
+    /// Client: find keys (attributes only).
+    case findKeys = 0x0E
+    /// Client: change keys' labels or tags.
+    case updateKeys = 0x0F
+    /// Client: delete keys.
+    case deleteKeys = 0x10
+    /// Client: sign with a key.
+    case sign = 0x11
+    /// Client: ECDH with a key.
+    case keyAgreement = 0x12
     /// Daemon: the version chosen.
     case helloReply = 0x81
     /// Daemon: the status.
@@ -91,6 +103,12 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case challenge = 0x88
     /// Daemon: a prompt for an authentication agent, about another connection's request.
     case agentPrompt = 0x89
+    /// Daemon: the keys a key request found or made.
+    case keys = 0x8A
+    /// Daemon: a signature.
+    case signature = 0x8B
+    /// Daemon: the shared secret of a key agreement.
+    case sharedSecret = 0x8C
     /// Daemon: the request failed (or the connection is closed), with its OSStatus.
     case error = 0x8F
 

@@ -60,6 +60,9 @@ extension Message {
                 AgentPrompt(
                     style: style, text: try r.string("text"), purpose: try r.string("purpose"),
                     program: try r.string("program"), pid: try r.int32("pid")))
+        case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
+            .sharedSecret:
+            return try decodeKeyMessage(type, &r)
         case .error:
             return .error(
                 status: try r.int32("status"), message: try r.string("message"),
@@ -138,11 +141,11 @@ extension Message {
             modified: Timestamp(nanoseconds: try r.int64("modified")))
     }
 
-    private static func optionalString(_ field: String, _ r: inout WireReader) throws(ProtocolError) -> String? {
+    static func optionalString(_ field: String, _ r: inout WireReader) throws(ProtocolError) -> String? {
         try r.optional(field) { r throws(ProtocolError) in try r.string(field) }
     }
 
-    private static func accessControl(_ text: String) throws(ProtocolError) -> AccessControl {
+    static func accessControl(_ text: String) throws(ProtocolError) -> AccessControl {
         do {
             return try AccessControl(textForm: text)
         } catch {
@@ -150,7 +153,7 @@ extension Message {
         }
     }
 
-    private static func protection(_ r: inout WireReader) throws(ProtocolError) -> ItemProtection {
+    static func protection(_ r: inout WireReader) throws(ProtocolError) -> ItemProtection {
         switch try r.byte("protection") {
         case 0:
             let name = try r.string("protection")
@@ -165,7 +168,7 @@ extension Message {
         }
     }
 
-    private static func interaction(_ r: inout WireReader) throws(ProtocolError) -> InteractionPolicy? {
+    static func interaction(_ r: inout WireReader) throws(ProtocolError) -> InteractionPolicy? {
         try r.optional("authenticationUI") { r throws(ProtocolError) in
             guard let policy = InteractionPolicy(rawValue: try r.string("authenticationUI")) else {
                 throw .malformed("authenticationUI: unknown interaction policy")

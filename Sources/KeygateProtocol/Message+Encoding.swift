@@ -87,6 +87,9 @@ extension Message {
             w.string(prompt.purpose)
             w.string(prompt.program)
             w.int32(prompt.pid)
+        case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
+            .sharedSecret:
+            encodeKeyMessage(into: &w)
         case .error(let status, let message, let cause):
             w.int32(status)
             w.string(message)
@@ -120,7 +123,7 @@ extension Message {
         }
     }
 
-    private static func encode(_ protection: ItemProtection, _ w: inout WireWriter) {
+    static func encode(_ protection: ItemProtection, _ w: inout WireWriter) {
         switch protection {
         case .accessible(let protection):
             w.byte(0)

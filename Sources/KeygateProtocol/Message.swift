@@ -46,6 +46,20 @@ public enum Message: Sendable, Equatable {
     /// answered with ``done``, after which the daemon sends ``agentPrompt(_:)`` frames and the
     /// agent answers each with ``promptAnswer(_:)`` or ``cancel`` under the prompt's id.
     case registerAgent
+    /// Client: make a key in the daemon's keeper, or, with `privateKey`, hand it one made
+    /// elsewhere; answered with ``keys(_:)`` holding the new key.
+    case createKey(NewKeyRequest, privateKey: SecretData? = nil)
+    /// Client: the keys matching the query, attributes only; answered with ``keys(_:)``.
+    case findKeys(KeyQuery)
+    /// Client: change keys' labels or tags; answered with ``done``.
+    case updateKeys(KeyQuery, KeyChanges)
+    /// Client: delete keys; answered with ``done``.
+    case deleteKeys(KeyQuery)
+    /// Client: sign `input` with the one key the query matches, with a reuse window as for
+    /// ``copyMatching(_:reuseSeconds:)``; answered with ``signature(_:)``.
+    case sign(input: [UInt8], algorithm: SignatureAlgorithm, key: KeyQuery, reuseSeconds: UInt32 = 0)
+    /// Client: ECDH of the one key the query matches with `peer`; answered with ``sharedSecret(_:)``.
+    case keyAgreement(peer: [UInt8], key: KeyQuery, reuseSeconds: UInt32 = 0)
     /// Daemon: the connection's first frame (request id 0), sent once the daemon has read the
     /// caller's identity from the kernel: ``ChallengeNonce/size`` fresh random bytes that `hello` must echo.
     case challenge(nonce: [UInt8])
@@ -67,6 +81,12 @@ public enum Message: Sendable, Equatable {
     /// session; a question is answered with ``promptAnswer(_:)`` (or ``cancel``) under the
     /// frame's id.
     case agentPrompt(AgentPrompt)
+    /// Daemon: the keys a key request found or made (public halves and attributes only).
+    case keys([KeyFields])
+    /// Daemon: the keeper's signature.
+    case signature([UInt8])
+    /// Daemon: the shared secret of a key agreement.
+    case sharedSecret(SecretData)
     /// Daemon: the request (or, with request id 0, the connection) failed with this OSStatus,
     /// message and cause: the `KeygateError` the facade threw, whole, so a client raises the
     /// same error, its cause included (`catch KeygateError.Condition.racingWriter` matches
@@ -88,6 +108,15 @@ public enum Message: Sendable, Equatable {
         case .cancel: .cancel
         case .lock: .lock
         case .registerAgent: .registerAgent
+        case .createKey: .createKey
+        case .findKeys: .findKeys
+        case .updateKeys: .updateKeys
+        case .deleteKeys: .deleteKeys
+        case .sign: .sign
+        case .keyAgreement: .keyAgreement
+        case .keys: .keys
+        case .signature: .signature
+        case .sharedSecret: .sharedSecret
         case .challenge: .challenge
         case .helloReply: .helloReply
         case .statusReply: .statusReply

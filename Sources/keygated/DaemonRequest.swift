@@ -26,6 +26,18 @@ struct DaemonRequest: Sendable {
         case auditShow(limit: UInt32)
         /// Verify the caller's audit trail.
         case auditVerify
+        /// Make a key in the daemon's keeper, or hand it one (`privateKey`).
+        case createKey(NewKeyRequest, privateKey: SecretData?)
+        /// Find keys, attributes only.
+        case findKeys(KeyQuery)
+        /// Change keys' labels or tags.
+        case updateKeys(KeyQuery, KeyChanges)
+        /// Delete keys.
+        case deleteKeys(KeyQuery)
+        /// Sign with a key.
+        case sign(input: [UInt8], algorithm: SignatureAlgorithm, key: KeyQuery)
+        /// ECDH with a key.
+        case keyAgreement(peer: [UInt8], key: KeyQuery)
     }
 
     /// Where a request came in. Each frontend says whether its callers can be asked for a proof
@@ -77,6 +89,16 @@ struct DaemonRequest: Sendable {
         case .lock: operation = .lock
         case .auditShow(let limit): operation = .auditShow(limit: limit)
         case .auditVerify: operation = .auditVerify
+        case .createKey(let request, let privateKey): operation = .createKey(request, privateKey: privateKey)
+        case .findKeys(let query): operation = .findKeys(query)
+        case .updateKeys(let query, let changes): operation = .updateKeys(query, changes)
+        case .deleteKeys(let query): operation = .deleteKeys(query)
+        case .sign(let input, let algorithm, let key, let window):
+            operation = .sign(input: input, algorithm: algorithm, key: key)
+            seconds = window
+        case .keyAgreement(let peer, let key, let window):
+            operation = .keyAgreement(peer: peer, key: key)
+            seconds = window
         default: return nil
         }
         self.reuse = try ReuseWindow(seconds: seconds)

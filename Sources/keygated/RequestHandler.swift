@@ -73,10 +73,41 @@ struct RequestHandler: Sendable {
                 let (records, problem) = try trail.verify()
                 return .auditVerified(records: records, problem: problem)
             }
+        case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement:
+            return keyReply(to: request, keychain: caller)
         }
     }
 
-    /// The context a copyMatching, update or delete runs in: the proofs the daemon remembers
+    /// The reply to a key request: the keeper is this daemon's, so a private half never leaves
+    /// it; what goes back is attributes, public halves, signatures and shared secrets.
+    private func keyReply(to request: DaemonRequest, keychain caller: CallerKeychain) -> Message {
+        let keychain = caller.keychain
+        let context = proofContext(request, keychain: caller)
+        return Self.outcome { () async throws(KeygateError) -> Message in
+            switch request.operation {
+            case .createKey(let key, let privateKey):
+                if let privateKey {
+                    return .keys([try await keychain.importKey(key, privateKey: privateKey, context: context)])
+                }
+                return .keys([try await keychain.createKey(key, context: context)])
+            case .findKeys(let query): return .keys(try await keychain.keys(matching: query))
+            case .updateKeys(let query, let changes):
+                try await keychain.updateKeys(query, changes: changes)
+                return .done
+            case .deleteKeys(let query):
+                try await keychain.deleteKeys(query)
+                return .done
+            case .sign(let input, let algorithm, let key):
+                return .signature(try await keychain.sign(input, algorithm: algorithm, key: key, context: context))
+            case .keyAgreement(let peer, let key):
+                return .sharedSecret(try await keychain.sharedSecret(withPeer: peer, key: key, context: context))
+            default:
+                throw KeygateError(.internalError, "not a key request")
+            }
+        }
+    }
+
+    /// The context a copyMatching, update, delete or key use runs in: the proofs the daemon remembers
     /// for the caller within the request's window (``DaemonAuthenticator/reuseContext(for:device:)``),
     /// so a request that may not prompt can still be served by them; nil (the keychain's own
     /// fresh context) when there are none.

@@ -52,8 +52,13 @@ import Testing
         var old = FrameDecoder()
         // Version 2 (before hello said whether the client answers prompts) too.
         #expect(throws: ProtocolError.unsupportedVersion(2)) { _ = try old.append(Self.header(length: 8, version: 2)) }
+        var three = FrameDecoder()
+        // Version 3 (before key items) too.
+        #expect(throws: ProtocolError.unsupportedVersion(3)) {
+            _ = try three.append(Self.header(length: 8, version: 3))
+        }
         var next = FrameDecoder()
-        #expect(throws: ProtocolError.unsupportedVersion(4)) { _ = try next.append(Self.header(length: 8, version: 4)) }
+        #expect(throws: ProtocolError.unsupportedVersion(5)) { _ = try next.append(Self.header(length: 8, version: 5)) }
         var b = FrameDecoder()
         #expect(throws: ProtocolError.unknownMessageType(0x40)) { _ = try b.append(Self.header(length: 8, type: 0x40)) }
         var c = FrameDecoder()

@@ -7,6 +7,8 @@ import Testing
 /// Every message survives encode → frame bytes → decode unchanged.
 @Suite struct MessageRoundTripTests {
     static let presence = try! AccessControl(protection: .whenPasscodeSetThisDeviceOnly, flags: .userPresence)
+    static let keyPresence = try! AccessControl(
+        protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .userPresence])
 
     static let samples: [Message] = [
         .hello(
@@ -53,6 +55,39 @@ import Testing
         .promptAnswer(nil),
         .cancel,
         .lock,
+        .createKey(
+            NewKeyRequest(
+                type: .p256, label: "deploy", applicationTag: [1, 2], accessGroup: "g",
+                protection: .accessControl(Self.keyPresence), synchronizable: false)),
+        .createKey(NewKeyRequest(type: .ed25519), privateKey: SecretData(bytes: Array(repeating: 9, count: 32))),
+        .findKeys(
+            KeyQuery(
+                label: "l", applicationTag: [], applicationLabel: Array(repeating: 3, count: 20), type: .ed25519,
+                accessGroup: "g", operationPrompt: "why", authenticationUI: .fail)),
+        .findKeys(KeyQuery()),
+        .updateKeys(KeyQuery(label: "a"), KeyChanges(label: "b", applicationTag: [5])),
+        .updateKeys(KeyQuery(), KeyChanges()),
+        .deleteKeys(KeyQuery(type: .p256)),
+        .sign(
+            input: Array("m".utf8), algorithm: .ecdsaSignatureDigestX962SHA256, key: KeyQuery(label: "k"),
+            reuseSeconds: 30),
+        .keyAgreement(peer: [4] + Array(repeating: 1, count: 64), key: KeyQuery(label: "k")),
+        .keys([
+            KeyFields(
+                accessGroup: "g", label: "deploy", applicationTag: [1],
+                applicationLabel: Array(repeating: 7, count: 20),
+                type: .p256, tokenID: "keygate.software", imported: true,
+                publicKey: [4] + Array(repeating: 2, count: 64),
+                accessControl: Self.keyPresence, created: Timestamp(nanoseconds: 5), modified: Timestamp(nanoseconds: 6)
+            ),
+            KeyFields(
+                accessGroup: "h", label: nil, applicationLabel: [], type: .ed25519, tokenID: "t", publicKey: [],
+                accessControl: try! AccessControl(protection: .whenUnlocked), created: Timestamp(nanoseconds: 0),
+                modified: Timestamp(nanoseconds: 0)),
+        ]),
+        .keys([]),
+        .signature(Array(repeating: 0x30, count: 70)),
+        .sharedSecret(SecretData(bytes: Array(repeating: 8, count: 32))),
         .helloReply(version: 1, daemonVersion: "keygated 0.1"),
         .statusReply(
             StatusPayload(

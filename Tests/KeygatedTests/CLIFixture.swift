@@ -27,6 +27,8 @@ struct CLIFixture {
         let status: Int32
         let stdout: String
         let stderr: String
+        /// Standard output as bytes (a signature, a raw public key).
+        var stdoutBytes: [UInt8] = []
         /// The last line of standard error.
         var lastErrorLine: String { stderr.split(separator: "\n").last.map(String.init) ?? "" }
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
@@ -96,6 +98,7 @@ struct CLIFixture {
         }
         process.waitUntilExit()
         let read = { (suffix: String) in (try? String(contentsOfFile: base + suffix, encoding: .utf8)) ?? "" }
-        return Result(status: process.terminationStatus, stdout: read(".out"), stderr: read(".err"))
+        let bytes = FileManager.default.contents(atPath: base + ".out").map { [UInt8]($0) } ?? []
+        return Result(status: process.terminationStatus, stdout: read(".out"), stderr: read(".err"), stdoutBytes: bytes)
     }
 }

@@ -95,6 +95,6 @@ import Testing
         #expect(lines[0].hasPrefix("mode=daemon uid=\(DaemonFixture.userB) gid=\(DaemonFixture.userB) pid="))
         #expect(lines[0].hasSuffix(pidfdSource == "auto" ? "pidfd=SO_PEERPIDFD" : "pidfd=pidfd_open"))
         #expect(lines[1] == "exe=" + URL(fileURLWithPath: DaemonFixture.probePath).resolvingSymlinksInPath().path)
-        #expect(lines[2] == "version=keygated \(KeygateVersion.current) (protocol 3)")
+        #expect(lines[2] == "version=keygated \(KeygateVersion.current) (protocol 4)")
     }
 }

@@ -53,7 +53,7 @@ import Testing
         let output = "/tmp/keygated-version-\(getpid()).log"
         defer { unlink(output) }
         for (arguments, expected) in [
-            (["--version"], "keygated \(KeygateVersion.current) (protocol 3)"),
+            (["--version"], "keygated \(KeygateVersion.current) (protocol 4)"),
             (["-V"], "keygated \(KeygateVersion.current)"),
             (["--help"], "usage: keygated --socket PATH"), (["-h"], "See keygated(8)."),
         ] {
