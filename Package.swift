@@ -136,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "keygate-bench",
             dependencies: [
-                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC",
+                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC", "KeygateKeys",
                 "CCommandLine",
             ],
             path: "Benchmarks/Suite"),

@@ -110,6 +110,7 @@ func brokerRows(_ table: Table, scale: Scale, keygateBinary: String?) async thro
         Row(
             name: "status round trip through keygated (no store, no trail: wire and thread hand-offs)",
             ours: duration(median(trips)), target: "—"))
+    try await daemonSignatureRows(table, scale: scale, client: client, directory: directory)
     guard let binary = keygateBinary else {
         table.add(Row(name: getName, ours: "not built (KEYGATE_BIN)", target: "≤ 1.2×"))
         return

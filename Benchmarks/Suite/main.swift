@@ -7,7 +7,7 @@
 //
 // --thresholds checks the table against a thresholds file (Thresholds.swift) and exits 1 when a
 // bound is not met; --results writes the results page (ResultsPage.swift).
-// Sections can be picked with --only evaluator,reads,adds,pam,process,broker (default: all). The
+// Sections can be picked with --only evaluator,reads,adds,pam,process,broker,keys (default: all). The
 // program starts itself again for the multi-process rows (`keygate-bench worker …`).
 
 import Foundation
@@ -52,7 +52,7 @@ guard let scale = ["tiny": Scale.tiny, "quick": Scale.quick, "full": Scale.full]
 // Measured as installed (Installed.swift): a copy written by install(1), keygated beside it.
 let keygateBinary = (option("--keygate") ?? environment["KEYGATE_BIN"]).map(installedCopy(of:))
 let sections = Set(
-    (option("--only") ?? "evaluator,reads,adds,pam,process,broker").split(separator: ",").map(String.init))
+    (option("--only") ?? "evaluator,reads,adds,pam,process,broker,keys").split(separator: ",").map(String.init))
 
 // MARK: - The run
 
@@ -67,6 +67,7 @@ do {
     if sections.contains("adds") { try await addRows(table, scale: scale) }
     if sections.contains("process") { try processRows(table, scale: scale, keygateBinary: keygateBinary) }
     if sections.contains("broker") { try await brokerRows(table, scale: scale, keygateBinary: keygateBinary) }
+    if sections.contains("keys") { try keyRows(table, scale: scale, keygateBinary: keygateBinary) }
     // Last: it loads pam_wrapper into this process.
     if sections.contains("pam") { try await pamRows(table, scale: scale) }
 } catch {
