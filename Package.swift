@@ -136,8 +136,8 @@ let package = Package(
         .executableTarget(
             name: "keygate-bench",
             dependencies: [
-                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC", "KeygateKeys",
-                "CCommandLine",
+                "KeygatePolicy", "KeygatePAM", "KeygateStore", "Keygate", "KeygateClient", "KeygateBenchC",
+                "KeygateKeys", "CCommandLine",
             ],
             path: "Benchmarks/Suite"),
 
