@@ -97,7 +97,7 @@ let package = Package(
         // The daemon mode's keychain: the facade's operations through keygated's socket.
         .target(
             name: "KeygateClient",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateItems", "KeygateProtocol"]),
+            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateItems", "KeygateProtocol", "CPeer"]),
         // Kernel calls the broker needs that Swift cannot make directly (pidfd, peer credentials).
         .target(name: "CKeygated", linkerSettings: [.linkedLibrary("systemd")]),
         // Peer credentials and pidfds of Unix-socket callers (no library linked).
@@ -114,7 +114,7 @@ let package = Package(
             name: "keygated",
             dependencies: [
                 "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
-                "KeygateServing",
+                "KeygateServing", "KeygateSSHAgent", "KeygateItems", "KeygateAudit",
                 "KeygatePAM", "CCommandLine",
             ]),
         // A small protocol client for the broker's tests (run as other uids through setpriv).

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -68,3 +69,20 @@ uint64_t keygate_boottime_ticks(void) {
 }
 
 int keygate_accept(int socket) { return accept4(socket, NULL, NULL, SOCK_CLOEXEC); }
+
+long keygate_send_with_descriptor(int socket, const void *buffer, unsigned long length, int descriptor) {
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct iovec vector = {.iov_base = (void *)buffer, .iov_len = length};
+    struct msghdr message = {
+        .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    struct cmsghdr *item = CMSG_FIRSTHDR(&message);
+    item->cmsg_level = SOL_SOCKET;
+    item->cmsg_type = SCM_RIGHTS;
+    item->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(item), &descriptor, sizeof descriptor);
+    return (long)sendmsg(socket, &message, MSG_NOSIGNAL);
+}

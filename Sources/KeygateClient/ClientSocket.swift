@@ -1,3 +1,4 @@
+import CPeer
 import Glibc
 import KeygateItems
 import KeygatePolicy
@@ -59,10 +60,11 @@ final class ClientSocket: @unchecked Sendable {
     /// Ends the connection in both directions (a waiting read returns at once).
     func shutDown() { shutdown(fd, Int32(SHUT_RDWR)) }
 
-    /// Writes `message` as one frame.
+    /// Writes `message` as one frame; `passing`, when given, is a descriptor sent with its first
+    /// byte (SCM_RIGHTS).
     /// - Throws: `errSecNotAvailable` when the daemon has gone; `errSecParam` when the frame
     ///   exceeds the protocol's hard limit.
-    func send(_ message: Message, requestID: UInt32) throws(KeygateError) {
+    func send(_ message: Message, requestID: UInt32, passing descriptor: Int32? = nil) throws(KeygateError) {
         var frame = message.frame(requestID: requestID)
         defer { frame.wipe() }
         var bytes: [UInt8]
@@ -76,7 +78,10 @@ final class ClientSocket: @unchecked Sendable {
             var offset = 0
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { raw in
-                    Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    if offset == 0, let descriptor {
+                        return keygate_send_with_descriptor(fd, raw.baseAddress!, UInt(raw.count), descriptor)
+                    }
+                    return Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 }
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { return errno }

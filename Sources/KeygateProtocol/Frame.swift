@@ -85,6 +85,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case sign = 0x11
     /// Client: ECDH with a key.
     case keyAgreement = 0x12
+    /// Client: take over an SSH agent connection (its socket passed with the frame).
+    case sshAgentConnection = 0x13
     /// Daemon: the version chosen.
     case helloReply = 0x81
     /// Daemon: the status.

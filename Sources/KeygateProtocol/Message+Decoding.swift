@@ -63,6 +63,8 @@ extension Message {
         case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
             .sharedSecret:
             return try decodeKeyMessage(type, &r)
+        case .sshAgentConnection:
+            return .sshAgentConnection(accessGroups: try r.strings("accessGroups"))
         case .error:
             return .error(
                 status: try r.int32("status"), message: try r.string("message"),

@@ -90,6 +90,8 @@ extension Message {
         case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
             .sharedSecret:
             encodeKeyMessage(into: &w)
+        case .sshAgentConnection(let groups):
+            w.strings(groups)
         case .error(let status, let message, let cause):
             w.int32(status)
             w.string(message)

@@ -60,6 +60,11 @@ public enum Message: Sendable, Equatable {
     case sign(input: [UInt8], algorithm: SignatureAlgorithm, key: KeyQuery, reuseSeconds: UInt32 = 0)
     /// Client: ECDH of the one key the query matches with `peer`; answered with ``sharedSecret(_:)``.
     case keyAgreement(peer: [UInt8], key: KeyQuery, reuseSeconds: UInt32 = 0)
+    /// Client: serve the SSH agent protocol on the socket passed with this frame (`SCM_RIGHTS`),
+    /// for the program the kernel names as that socket's peer, with the keys of `accessGroups`
+    /// (as the organisation grants them to that program); answered with ``done``, then served
+    /// by the daemon until the peer closes it.
+    case sshAgentConnection(accessGroups: [String])
     /// Daemon: the connection's first frame (request id 0), sent once the daemon has read the
     /// caller's identity from the kernel: ``ChallengeNonce/size`` fresh random bytes that `hello` must echo.
     case challenge(nonce: [UInt8])
@@ -114,6 +119,7 @@ public enum Message: Sendable, Equatable {
         case .deleteKeys: .deleteKeys
         case .sign: .sign
         case .keyAgreement: .keyAgreement
+        case .sshAgentConnection: .sshAgentConnection
         case .keys: .keys
         case .signature: .signature
         case .sharedSecret: .sharedSecret

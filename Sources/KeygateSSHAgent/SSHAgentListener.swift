@@ -69,6 +69,31 @@ public final class SSHAgentListener: Sendable {
         backend: any SSHAgentBackend, admits: @escaping @Sendable (PeerIdentity) -> Bool,
         log: @escaping @Sendable (String) -> Void
     ) throws(KeygateError) {
+        try start(log: log) { client, accepted in
+            defer { close(client) }
+            let identity: PeerIdentity
+            let pidfd: Int32
+            do throws(PeerIdentityError) {
+                (identity, pidfd) = try PeerIdentity.establish(socket: client, acceptedTicks: accepted)
+            } catch {
+                log("a connection was refused: \(error)")
+                return
+            }
+            defer { close(pidfd) }
+            guard admits(identity) else {
+                log("a connection of uid \(identity.uid) (\(identity.executable), pid \(identity.pid)) was refused")
+                return
+            }
+            SSHAgentConnection.serve(client, identity: identity, pidfd: pidfd, backend: backend, log: log)
+        }
+    }
+
+    /// Accepts on a thread of its own until the process ends, handing each connection (its
+    /// descriptor, then the ``KeygateServing/PeerIdentity/acceptedNow()`` of its accept) to
+    /// `handle` on a thread of its own; `handle` owns the descriptor and closes it.
+    public func start(
+        log: @escaping @Sendable (String) -> Void, handle: @escaping @Sendable (Int32, UInt64) -> Void
+    ) throws(KeygateError) {
         guard
             Threads.detach({ [self] in
                 while true {
@@ -89,7 +114,7 @@ public final class SSHAgentListener: Sendable {
                         continue
                     }
                     let started = Threads.detach { [self] in
-                        serve(client, accepted: accepted, backend: backend, admits: admits, log: log)
+                        handle(client, accepted)
                         connections.withLock { $0 -= 1 }
                     }
                     if !started {
@@ -103,25 +128,17 @@ public final class SSHAgentListener: Sendable {
 
     /// Removes the socket (the agent is stopping).
     public func remove() { unlink(path) }
+}
 
-    private func serve(
-        _ client: Int32, accepted: UInt64, backend: any SSHAgentBackend,
-        admits: @Sendable (PeerIdentity) -> Bool, log: @escaping @Sendable (String) -> Void
+/// One agent connection served to its end: frames read and answered in order by an
+/// ``SSHAgentSession``, on the calling thread.
+public enum SSHAgentConnection {
+    /// Serves `client`, whose caller is `identity` (pinned by `pidfd`), until it closes, breaks
+    /// the protocol or its process runs another program; closes neither descriptor.
+    public static func serve(
+        _ client: Int32, identity: PeerIdentity, pidfd: Int32, backend: any SSHAgentBackend,
+        log: @escaping @Sendable (String) -> Void
     ) {
-        defer { close(client) }
-        let identity: PeerIdentity
-        let pidfd: Int32
-        do throws(PeerIdentityError) {
-            (identity, pidfd) = try PeerIdentity.establish(socket: client, acceptedTicks: accepted)
-        } catch {
-            log("a connection was refused: \(error)")
-            return
-        }
-        defer { close(pidfd) }
-        guard admits(identity) else {
-            log("a connection of uid \(identity.uid) (\(identity.executable), pid \(identity.pid)) was refused")
-            return
-        }
         var session = SSHAgentSession(
             peer: SSHAgentPeer(
                 uid: identity.uid, pid: identity.pid, executable: identity.executable, program: identity.program),
@@ -149,7 +166,7 @@ public final class SSHAgentListener: Sendable {
     /// One frame's payload, or nil at the end of the stream, after a read error, or for a
     /// frame that is empty or longer than ``SSHAgentRequest/maximumLength`` (the connection is
     /// then closed, as OpenSSH's agent does).
-    private func readFrame(_ fd: Int32, log: @Sendable (String) -> Void) -> [UInt8]? {
+    private static func readFrame(_ fd: Int32, log: @Sendable (String) -> Void) -> [UInt8]? {
         guard let header = readExactly(fd, 4) else { return nil }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
         guard length > 0, length <= SSHAgentRequest.maximumLength else {
@@ -159,7 +176,7 @@ public final class SSHAgentListener: Sendable {
         return readExactly(fd, length)
     }
 
-    private func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+    private static func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
@@ -171,7 +188,7 @@ public final class SSHAgentListener: Sendable {
         return buffer
     }
 
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    private static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let wrote = bytes.withUnsafeBytes {

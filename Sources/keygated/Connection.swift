@@ -126,7 +126,10 @@ final class Connection: Sendable {
         case .registerAgent:
             serveAsAgent(requestID: frame.requestID)
             return false
+        case .sshAgentConnection(let groups):
+            return takeOver(groups: groups, requestID: frame.requestID)
         default:
+            reader.discardPassedDescriptors()
             return run(message, requestID: frame.requestID, handler: handler)
         }
     }
@@ -158,6 +161,31 @@ final class Connection: Sendable {
         // After a refused frame the error frame was the connection's last word.
         if loss == .refused { return false }
         return wire.reply(reply, requestID: requestID) && loss == nil
+    }
+
+    /// Hands the SSH agent connection passed with the frame to ``DaemonSSHAgent``; `done`, or the
+    /// refusal (the descriptor is closed either way when not taken).
+    private func takeOver(groups: [String], requestID: UInt32) -> Bool {
+        guard keychain.withLock({ $0 }) != nil else { return false }
+        guard let passed = reader.takePassedDescriptor() else {
+            return wire.reply(
+                Message(KeygateError(.param, "sshAgentConnection needs exactly one socket passed with it")),
+                requestID: requestID)
+        }
+        guard groups.count <= 64, groups.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }) else {
+            close(passed)
+            return wire.reply(
+                Message(KeygateError(.param, "access groups must be 1 to 256 bytes, at most 64 of them")),
+                requestID: requestID)
+        }
+        do throws(KeygateError) {
+            try DaemonSSHAgent(keychains: keychains, configuration: configuration).takeOver(
+                passed, from: identity, accessGroups: groups)
+            return wire.reply(.done, requestID: requestID)
+        } catch {
+            Log.line("uid \(identity.uid) pid \(identity.pid): SSH agent connection refused: \(error.message)")
+            return wire.reply(Message(error), requestID: requestID)
+        }
     }
 
     /// The caller of one request: this connection's peer, with its terminal still to be read.

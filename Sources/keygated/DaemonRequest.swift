@@ -45,11 +45,15 @@ struct DaemonRequest: Sendable {
     enum Frontend: String, Sendable {
         /// The Keygate socket: the client that asked answers its prompts on its connection.
         case keygateSocket = "keygate socket"
+        /// An SSH agent connection handed to the daemon: the protocol has no prompts, so the
+        /// session's authentication agent is asked.
+        case sshAgent = "ssh agent"
 
         /// Whether a prompt can be relayed to the requester on the request's own channel.
         var hasPromptChannel: Bool {
             switch self {
             case .keygateSocket: true
+            case .sshAgent: false
             }
         }
     }

@@ -32,6 +32,11 @@ final class FrameReader: Sendable {
         var closed = false
         /// When the first byte of the frame now half-read came (``monotonicMilliseconds()``).
         var frameStarted: Int64?
+        /// A descriptor passed with the bytes read (SCM_RIGHTS), not yet taken: closed unless
+        /// the frame it came with claims it (``takePassedDescriptor()``).
+        var passed: Int32?
+        /// More than one descriptor came, or one came while another waited: refused.
+        var passedTooMany = false
     }
 
     let socket: Int32
@@ -55,6 +60,7 @@ final class FrameReader: Sendable {
 
     deinit {
         state.withLock { state in
+            if let passed = state.passed { close(passed) }
             SecretData.wipe(&state.buffer)
             for index in state.pending.indices { state.pending[index].wipe() }
         }
@@ -83,8 +89,16 @@ final class FrameReader: Sendable {
                     if ready < 0 { return .closed }
                 }
                 var sender: Int32 = 0
+                var descriptor: Int32 = -1
                 let count = keygated_recv_with_sender(
-                    socket, &state.buffer, UInt(state.buffer.count), deadline == nil ? 0 : Int32(MSG_DONTWAIT), &sender)
+                    socket, &state.buffer, UInt(state.buffer.count), deadline == nil ? 0 : Int32(MSG_DONTWAIT), &sender,
+                    &descriptor)
+                if descriptor >= 0 && state.passed == nil {
+                    state.passed = descriptor
+                } else if descriptor != -1 {
+                    if descriptor >= 0 { close(descriptor) }
+                    state.passedTooMany = true
+                }
                 if count < 0 && errno == EINTR { continue }
                 if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                     // Polled and woken for nothing: poll again, until the deadline.
@@ -117,6 +131,31 @@ final class FrameReader: Sendable {
                     state.frameStarted = Self.monotonicMilliseconds()
                 }
             }
+        }
+    }
+
+    /// The descriptor passed with the frame just read (SCM_RIGHTS), now the caller's to close;
+    /// nil when none came, or when more than one did (all of them were closed).
+    func takePassedDescriptor() -> Int32? {
+        state.withLock { state in
+            defer {
+                state.passed = nil
+                state.passedTooMany = false
+            }
+            guard !state.passedTooMany else {
+                if let passed = state.passed { close(passed) }
+                return nil
+            }
+            return state.passed
+        }
+    }
+
+    /// Closes a descriptor passed with bytes no hand-off claimed.
+    func discardPassedDescriptors() {
+        state.withLock { state in
+            if let passed = state.passed { close(passed) }
+            state.passed = nil
+            state.passedTooMany = false
         }
     }
 

@@ -86,6 +86,7 @@ import Testing
                 modified: Timestamp(nanoseconds: 0)),
         ]),
         .keys([]),
+        .sshAgentConnection(accessGroups: ["keygate", "deploy"]),
         .signature(Array(repeating: 0x30, count: 70)),
         .sharedSecret(SecretData(bytes: Array(repeating: 8, count: 32))),
         .helloReply(version: 1, daemonVersion: "keygated 0.1"),

@@ -16,9 +16,12 @@ int keygated_pid_session(int32_t pid, char *buffer, int size);
 int keygated_pass_credentials(int socket);
 
 /// recv(socket, buffer, length, flags) that also reports the pid of the process that sent the
-/// bytes (SCM_CREDENTIALS, with SO_PASSCRED set): the byte count (0 at the end of the stream),
-/// or -1 with errno; `sender` is 0 when the kernel attached no credentials.
-long keygated_recv_with_sender(int socket, void *buffer, unsigned long length, int flags, int32_t *sender);
+/// bytes (SCM_CREDENTIALS, with SO_PASSCRED set) and takes a descriptor passed with them
+/// (SCM_RIGHTS, close-on-exec): the byte count (0 at the end of the stream), or -1 with errno;
+/// `sender` is 0 when the kernel attached no credentials; `descriptor` is the one descriptor
+/// passed, -1 when none was, -2 when more than one (or a truncated set) came, all of them closed.
+long keygated_recv_with_sender(
+    int socket, void *buffer, unsigned long length, int flags, int32_t *sender, int32_t *descriptor);
 
 /// No core dump of this process, ever: RLIMIT_CORE set to 0 (soft and hard, so nothing in the
 /// process can raise it again) and PR_SET_DUMPABLE cleared (which also keeps other processes of

@@ -27,4 +27,9 @@ uint64_t keygate_boottime_ticks(void);
 /// accept4(socket, NULL, NULL, SOCK_CLOEXEC): the new descriptor, or -1 with errno.
 int keygate_accept(int socket);
 
+/// sendmsg of `length` bytes of `buffer` on `socket` with `descriptor` passed beside them
+/// (SCM_RIGHTS, MSG_NOSIGNAL): the bytes sent (all, or some: the descriptor goes with the
+/// first byte), or -1 with errno.
+long keygate_send_with_descriptor(int socket, const void *buffer, unsigned long length, int descriptor);
+
 #endif

@@ -1,5 +1,6 @@
 import Glibc
 import KeygateAudit
+import KeygateClient
 import KeygateLinux
 import KeygatePAM
 import KeygatePolicy
@@ -28,7 +29,9 @@ struct SSHAgentCommand: Command {
             removing keys through the agent is refused: keys are made with `keygate key create`.
             Keys of the keygate group are served, and of G when given (as far as the
             organisation grants G to the requesting program). Only this user's processes are
-            served. Prints SSH_AUTH_SOCK=PATH on standard output.
+            served. Prints SSH_AUTH_SOCK=PATH on standard output. Through keygated (--daemon),
+            each connection is handed to the daemon, which serves it with its keys for the
+            program the kernel names as the peer, and asks proofs of the session's keygate agent.
             """,
         options: [socketOption, PAMOptions.passphraseDescriptor, ItemOptions.accessGroup], loadsPolicies: true,
         choosesMode: true)
@@ -44,10 +47,8 @@ struct SSHAgentCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        if case .daemon = context.global.mode {
-            throw KeygateError(
-                .unimplemented,
-                "keygated does not serve the SSH agent in this version: run keygate --embedded ssh-agent")
+        if case .daemon(let daemonSocket) = context.global.mode {
+            return try await handOver(to: daemonSocket, context)
         }
         let global = context.global
         let console = context.console
@@ -77,6 +78,38 @@ struct SSHAgentCommand: Command {
         console.err(
             "keygate ssh-agent: listening on \(socket)"
                 + (source == nil ? " (no one to ask: keys that need a proof are refused)" : ""))
+        return await waitUntilStopped(listener)
+    }
+
+    /// Daemon mode: each accepted connection is handed to keygated (``KeygateClient/SSHAgentHandOff``),
+    /// which serves it with the daemon's keys and asks proofs of the session's `keygate agent`.
+    private func handOver(to daemonSocket: String, _ context: CommandContext) async throws(KeygateError)
+        -> ExitStatus
+    {
+        if passphraseDescriptor != nil {
+            throw KeygateError(
+                .param, "through keygated, proofs are asked by the session's keygate agent: --passphrase-fd is for it")
+        }
+        let console = context.console
+        let groups = [Session.defaultGroup] + (accessGroup.map { $0 == Session.defaultGroup ? [] : [$0] } ?? [])
+        let listener = try SSHAgentListener(path: socket)
+        StopOnSignal.removing(socket)
+        let log: @Sendable (String) -> Void = { console.err("keygate ssh-agent: \($0)") }
+        try listener.start(log: log) { client, _ in
+            defer { close(client) }
+            do throws(KeygateError) {
+                try SSHAgentHandOff.pass(client, to: daemonSocket, accessGroups: groups)
+            } catch {
+                log("keygated refused a connection: \(error.message)")
+            }
+        }
+        console.out("SSH_AUTH_SOCK=\(socket); export SSH_AUTH_SOCK;")
+        console.err("keygate ssh-agent: listening on \(socket), served by keygated at \(daemonSocket)")
+        return await waitUntilStopped(listener)
+    }
+
+    /// Sleeps until the process is stopped (``StopOnSignal``) or the task cancelled.
+    private func waitUntilStopped(_ listener: SSHAgentListener) async -> ExitStatus {
         while true {
             do {
                 try await Task.sleep(for: .seconds(3600))

@@ -1,0 +1,153 @@
+import Glibc
+import Keygate
+import KeygateAudit
+import KeygateItems
+import KeygatePolicy
+import KeygateProtocol
+import KeygateSSHAgent
+import KeygateServing
+import Synchronization
+
+/// An SSH agent connection handed to the daemon (`sshAgentConnection`, its socket passed by
+/// the user's `keygate ssh-agent`), served here to its end: the keys are the daemon's, the
+/// requester is the process the kernel names as the socket's peer (never the process that
+/// passed it), and each proof is asked of the requester's session's authentication agent.
+///
+/// Why passing a socket cannot impersonate a program: the peer credentials of a Unix socket are
+/// fixed by the kernel when the peer connects, and every byte read from it was written by that
+/// peer's end. A process can pass only sockets it holds: one it connected itself (its own
+/// identity), or one a program connected to it (that program's identity, whose requests are
+/// then that program's own; the passer cannot add bytes to them, since what it writes goes to
+/// the program, not to the daemon). The peer must be of the passer's uid and must still run the
+/// executable it connected with (checked at each request).
+struct DaemonSSHAgent: Sendable {
+    let keychains: UserKeychains
+    let configuration: Configuration
+
+    /// The most handed-off agent connections served at once, over all uids.
+    static let maximumConnections = 256
+    private static let connections = Mutex(0)
+
+    /// Takes over `socket` for the passer `passer`: checks who its peer is and serves it on a
+    /// thread of its own.
+    /// - Throws: `errSecParam` for a descriptor that is not a connected Unix stream socket,
+    ///   `errSecAuthFailed` for a peer of another uid, `errSecAllocate` past the limit; the socket
+    ///   is then closed.
+    func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String]) throws(KeygateError) {
+        var type: Int32 = 0
+        var domain: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue),
+            getsockopt(socket, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0, domain == AF_UNIX
+        else {
+            close(socket)
+            throw KeygateError(.param, "the descriptor handed over is not a Unix stream socket")
+        }
+        let peer: PeerIdentity
+        let pidfd: Int32
+        do throws(PeerIdentityError) {
+            (peer, pidfd) = try PeerIdentity.establish(
+                socket: socket, acceptedTicks: PeerIdentity.acceptedNow(), session: Server.session(of:))
+        } catch {
+            close(socket)
+            throw KeygateError(.param, "the handed-over connection's caller cannot be established: \(error)")
+        }
+        guard peer.uid == passer.uid else {
+            close(pidfd)
+            close(socket)
+            throw KeygateError(
+                .authFailed, "the handed-over connection's caller is uid \(peer.uid), not the passer's \(passer.uid)")
+        }
+        guard
+            Self.connections.withLock({ count in
+                guard count < Self.maximumConnections else { return false }
+                count += 1
+                return true
+            })
+        else {
+            close(pidfd)
+            close(socket)
+            throw KeygateError(.allocate, "too many SSH agent connections")
+        }
+        let backend: Backend
+        do throws(KeygateError) {
+            backend = try Backend(
+                peer: peer, pidfd: pidfd, socket: socket, keychains: keychains, configuration: configuration,
+                accessGroups: accessGroups)
+        } catch {
+            Self.connections.withLock { $0 -= 1 }
+            close(pidfd)
+            close(socket)
+            throw error
+        }
+        Log.line("uid \(peer.uid) pid \(peer.pid) (\(peer.executable)): SSH agent connection taken over")
+        let started = Threads.detach {
+            SSHAgentConnection.serve(socket, identity: peer, pidfd: pidfd, backend: backend) {
+                Log.line("uid \(peer.uid) pid \(peer.pid): ssh-agent: \($0)")
+            }
+            Self.connections.withLock { $0 -= 1 }
+            close(pidfd)
+            close(socket)
+        }
+        if !started {
+            Self.connections.withLock { $0 -= 1 }
+            close(pidfd)
+            close(socket)
+            throw KeygateError(.allocate, "no thread could be made for the SSH agent connection")
+        }
+    }
+
+    /// The agent's way into the peer's keychain: requests with no prompt channel of their own
+    /// (the SSH agent protocol has none), so proofs go to the session's authentication agent.
+    final class Backend: SSHAgentBackend {
+        let keychain: CallerKeychain
+        let relay: PromptRelay
+        let caller: DaemonCaller
+
+        init(
+            peer: PeerIdentity, pidfd: Int32, socket: Int32, keychains: UserKeychains, configuration: Configuration,
+            accessGroups: [String]
+        ) throws(KeygateError) {
+            // The relay carries the request in flight to the authenticator (which then asks the
+            // session's agent); nothing is ever relayed on this socket.
+            let wire = Wire(
+                socket: socket, maximumFrameLength: configuration.maximumFrameLength, sendMilliseconds: 1000,
+                who: "uid \(peer.uid) pid \(peer.pid)")
+            let reader = FrameReader(
+                socket: socket, maximumFrameLength: configuration.maximumFrameLength, frameMilliseconds: 1000,
+                opener: peer.pid)
+            relay = PromptRelay(wire: wire, reader: reader, timeoutSeconds: configuration.promptTimeoutSeconds)
+            caller = DaemonCaller(identity: peer, pidfd: pidfd)
+            keychain = try keychains.keychain(
+                for: peer, accessGroups: accessGroups.isEmpty ? ["keygate"] : accessGroups, relay: relay)
+        }
+
+        func keys(for peer: SSHAgentPeer) async throws(KeygateError) -> [KeyFields] {
+            do {
+                return try await keychain.keychain.keys(matching: KeyQuery())
+            } catch  where error.status == .itemNotFound {
+                return []
+            }
+        }
+
+        func sign(
+            _ data: [UInt8], with key: KeyFields, for peer: SSHAgentPeer, destination: SSHDestination?,
+            forwarded: Bool
+        ) async throws(KeygateError) -> [UInt8] {
+            let algorithm: SignatureAlgorithm = key.type == .p256 ? .ecdsaSignatureMessageX962SHA256 : .ed25519
+            let query = KeyQuery(
+                applicationLabel: key.applicationLabel, type: key.type, accessGroup: key.accessGroup,
+                operationPrompt: "SSH signature with key \(key.label ?? key.applicationLabelHex)")
+            guard
+                let request = try DaemonRequest(
+                    .sign(input: data, algorithm: algorithm, key: query), caller: caller, frontend: .sshAgent)
+            else { throw KeygateError(.internalError, "a signature is a request") }
+            relay.begin(PromptRelay.Scope(requestID: 1, request: request))
+            defer { relay.finish() }
+            keychain.device.begin()
+            return try await keychain.keychain.sign(
+                data, algorithm: algorithm, key: query, context: nil,
+                notes: destination.map { [.destination($0.description)] } ?? [])
+        }
+    }
+}
