@@ -178,3 +178,43 @@ import Testing
         #expect(try await keychain.keys(matching: KeyQuery(label: "bio")).count == 1)
     }
 }
+
+/// Organisation rules name key labels and key operations (issue 31, point 2): a forbid on
+/// `sign` refuses the use (errSecDeniedByPolicy-style refusal, audited with the rule), a
+/// requirement on `sign` asks its proof even for a key with no flags, and the key is kept.
+@Suite struct KeyRulesTests {
+    static let policy = """
+        rule "release-keys-need-the-passcode" { match label "release-*" on sign require passcode }
+        rule "no-signing-with-retired-keys" { match label "retired" forbid sign }
+        """
+
+    @Test func rulesNameKeyLabelsAndOperations() async throws {
+        let device = SimulatedDevice(enrolled: ["right-index"])
+        let authenticator = ScriptedAuthenticator()
+        let audit = AuditRecorder()
+        let set = try PolicySet(files: [("keys.policy", Self.policy)])
+        let keychain = Keychain(
+            store: InMemoryItemStore(), accessGroups: ["keys"], authenticator: authenticator, device: device,
+            organisationPolicy: RulesOrganisationPolicy(set, program: "/usr/bin/ssh"), auditor: Auditor(sink: audit))
+        var retired: KeyFields?
+        for label in ["release-2026", "retired", "plain"] {
+            let key = try await keychain.createKey(NewKeyRequest(type: .ed25519, label: label))
+            if label == "retired" { retired = key }
+        }
+        _ = try await keychain.sign([1], algorithm: .ed25519, key: KeyQuery(label: "plain"))
+        #expect(authenticator.prompts.isEmpty, "no rule names 'plain'")
+        _ = try await keychain.sign([1], algorithm: .ed25519, key: KeyQuery(label: "release-2026"))
+        #expect(authenticator.prompts(for: .passcode).map(\.operation) == [.sign], "the rule asked its proof")
+        do {
+            _ = try await keychain.sign([1], algorithm: .ed25519, key: KeyQuery(label: "retired"))
+            Issue.record("a forbidden key signed")
+        } catch {
+            #expect(error.status == .deniedByPolicy, "\(error)")
+        }
+        let refusals = audit.records(.sign, item: try #require(retired).auditIdentity)
+        #expect(
+            refusals.contains { $0.event.ruleIDs.contains("no-signing-with-retired-keys") },
+            "the refusal names the rule: \(refusals.map(\.event.ruleIDs))")
+        #expect(try await keychain.keys(matching: KeyQuery(label: "retired")).count == 1)
+    }
+}
