@@ -3,7 +3,7 @@
 # the exact apt-get line and stop.
 
 SWIFT ?= swift
-DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libssl-dev openssl openssh-client openssh-server libsystemd-dev procps \
+DEB_PACKAGES := libpam0g-dev libpam-wrapper libnss-wrapper pamtester libsqlite3-dev libsodium-dev nettle-dev libssl-dev openssl openssh-client openssh-server python3-cryptography libsystemd-dev procps \
   mandoc man-db bsdutils git python3 dbus python3-dbus python3-gi bash-completion
 
 .PHONY: demo test deps build lint format bench policy-test docs install uninstall release startup-bench

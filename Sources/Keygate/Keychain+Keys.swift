@@ -242,7 +242,7 @@ extension Keychain {
         var secret: SecretData?
         try await inCall { (keychain) async throws(KeygateError) in
             let (record, blob) = try await keychain.unlockKey(
-                query, .computeKey, algorithm: "algid:keyexchange:ECDH:standard", input: peer.bytes, notes: [],
+                query, .computeKey, algorithm: "algid:keyexchange:ECDH", input: peer.bytes, notes: [],
                 context: given)
             do throws(KeygateError) {
                 secret = try keychain.keeper.sharedSecret(with: peer, using: blob, type: record.fields.type)
@@ -253,6 +253,36 @@ extension Keychain {
         }
         guard let secret else { throw KeygateError(.internalError, "the key agreement neither ran nor failed") }
         return secret
+    }
+
+    /// Decrypts an ECIES message made for the one key matching `query`
+    /// (`SecKeyCreateDecryptedData`, spec 9.9.8), once the key's access control allows `ock`:
+    /// the keeper does the ECDH step, the KDF and AES-GCM run here. The audit record names the
+    /// algorithm and the SHA-256 of the message.
+    /// - Throws: as ``sharedSecret(with:key:context:)``; `errSecParam` "too small input packet"
+    ///   or "Failed to aes-gcm decrypt data" for a message that does not open (9.8.2).
+    public func decrypt(
+        _ message: [UInt8], algorithm: ECIESAlgorithm, key query: KeyQuery, context given: AuthenticationContext? = nil
+    ) async throws(KeygateError) -> SecretData {
+        var plaintext: SecretData?
+        try await inCall { (keychain) async throws(KeygateError) in
+            guard message.count >= 65 + 16 else {
+                throw KeygateError(
+                    .param, "too small input packet: \(message.count) bytes, less than a point and a tag")
+            }
+            let (record, blob) = try await keychain.unlockKey(
+                query, .computeKey, algorithm: algorithm.rawValue, input: message, notes: [], context: given)
+            do throws(KeygateError) {
+                plaintext = try await ECIES.open(message, algorithm: algorithm) { (ephemeral) throws(KeygateError) in
+                    try keychain.keeper.sharedSecret(with: ephemeral, using: blob, type: record.fields.type)
+                }
+            } catch {
+                keychain.auditFailure(.computeKey, record.fields.auditIdentity, record.fields.accessControl, error)
+                throw error
+            }
+        }
+        guard let plaintext else { throw KeygateError(.internalError, "the decryption neither ran nor failed") }
+        return plaintext
     }
 
     /// Finds the one key `query` names, gates `operation` on its access control (proving what it

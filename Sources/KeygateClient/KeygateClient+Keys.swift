@@ -67,6 +67,18 @@ extension KeygateClient {
         return secret
     }
 
+    /// Decrypts an ECIES message in the daemon with the one key matching `query`.
+    public func decrypt(
+        _ message: [UInt8], algorithm: ECIESAlgorithm, key query: KeyQuery, context: AuthenticationContext? = nil
+    ) async throws(KeygateError) -> SecretData {
+        let reply = try await perform(
+            .decrypt(
+                message: message, algorithm: algorithm, key: Self.merge(query, context),
+                reuseSeconds: Self.window(context)), reason: query.operationPrompt)
+        guard case .plaintext(let plaintext) = reply else { throw unexpected(reply) }
+        return plaintext
+    }
+
     /// The query with the context's interaction policy when it sets none itself.
     private static func merge(_ query: KeyQuery, _ context: AuthenticationContext?) -> KeyQuery {
         var query = query

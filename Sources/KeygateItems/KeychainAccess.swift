@@ -56,4 +56,9 @@ public protocol KeychainAccess: Sendable {
     /// once its access control allows `ock`: the 32-byte shared x-coordinate.
     func sharedSecret(withPeer peer: [UInt8], key query: KeyQuery, context: AuthenticationContext?)
         async throws(KeygateError) -> SecretData
+
+    /// Decrypts an ECIES message (Apple's layout, spec 9.9.8) with the one key matching
+    /// `query`, once its access control allows `ock`.
+    func decrypt(_ message: [UInt8], algorithm: ECIESAlgorithm, key query: KeyQuery, context: AuthenticationContext?)
+        async throws(KeygateError) -> SecretData
 }

@@ -87,6 +87,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case keyAgreement = 0x12
     /// Client: take over an SSH agent connection (its socket passed with the frame).
     case sshAgentConnection = 0x13
+    /// Client: decrypt an ECIES message with a key.
+    case decrypt = 0x14
     /// Daemon: the version chosen.
     case helloReply = 0x81
     /// Daemon: the status.
@@ -111,6 +113,8 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
     case signature = 0x8B
     /// Daemon: the shared secret of a key agreement.
     case sharedSecret = 0x8C
+    /// Daemon: the plaintext of a decryption.
+    case plaintext = 0x8D
     /// Daemon: the request failed (or the connection is closed), with its OSStatus.
     case error = 0x8F
 

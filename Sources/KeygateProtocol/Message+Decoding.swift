@@ -61,7 +61,7 @@ extension Message {
                     style: style, text: try r.string("text"), purpose: try r.string("purpose"),
                     program: try r.string("program"), pid: try r.int32("pid")))
         case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
-            .sharedSecret:
+            .sharedSecret, .decrypt, .plaintext:
             return try decodeKeyMessage(type, &r)
         case .sshAgentConnection:
             return .sshAgentConnection(accessGroups: try r.strings("accessGroups"))

@@ -88,7 +88,7 @@ extension Message {
             w.string(prompt.program)
             w.int32(prompt.pid)
         case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
-            .sharedSecret:
+            .sharedSecret, .decrypt, .plaintext:
             encodeKeyMessage(into: &w)
         case .sshAgentConnection(let groups):
             w.strings(groups)

@@ -43,9 +43,14 @@ extension Message {
                 w.int64(key.created.nanoseconds)
                 w.int64(key.modified.nanoseconds)
             }
+        case .decrypt(let message, let algorithm, let query, let reuseSeconds):
+            w.data(message)
+            w.string(algorithm.rawValue)
+            Self.encode(query, &w)
+            w.uint32(reuseSeconds)
         case .signature(let signature):
             w.data(signature)
-        case .sharedSecret(let secret):
+        case .sharedSecret(let secret), .plaintext(let secret):
             w.secret(secret)
         default:
             preconditionFailure("not a key message")
@@ -117,6 +122,15 @@ extension Message {
                         modified: Timestamp(nanoseconds: try r.int64("modified"))))
             }
             return .keys(keys)
+        case .decrypt:
+            let message = try r.data("message")
+            guard let algorithm = ECIESAlgorithm(rawValue: try r.string("algorithm")) else {
+                throw .malformed("algorithm: unknown ECIES algorithm")
+            }
+            let query = try keyQuery(&r)
+            return .decrypt(
+                message: message, algorithm: algorithm, key: query, reuseSeconds: try r.uint32("reuseSeconds"))
+        case .plaintext: return .plaintext(try r.secret("plaintext"))
         case .signature: return .signature(try r.data("signature"))
         case .sharedSecret: return .sharedSecret(try r.secret("sharedSecret"))
         default: throw .malformed("type: not a key message")

@@ -60,6 +60,9 @@ public enum Message: Sendable, Equatable {
     case sign(input: [UInt8], algorithm: SignatureAlgorithm, key: KeyQuery, reuseSeconds: UInt32 = 0)
     /// Client: ECDH of the one key the query matches with `peer`; answered with ``sharedSecret(_:)``.
     case keyAgreement(peer: [UInt8], key: KeyQuery, reuseSeconds: UInt32 = 0)
+    /// Client: decrypt an ECIES message (spec 9.9.8) with the one key the query matches;
+    /// answered with ``plaintext(_:)``.
+    case decrypt(message: [UInt8], algorithm: ECIESAlgorithm, key: KeyQuery, reuseSeconds: UInt32 = 0)
     /// Client: serve the SSH agent protocol on the socket passed with this frame (`SCM_RIGHTS`),
     /// for the program the kernel names as that socket's peer, with the keys of `accessGroups`
     /// (as the organisation grants them to that program); answered with ``done``, then served
@@ -92,6 +95,8 @@ public enum Message: Sendable, Equatable {
     case signature([UInt8])
     /// Daemon: the shared secret of a key agreement.
     case sharedSecret(SecretData)
+    /// Daemon: the plaintext of a decryption.
+    case plaintext(SecretData)
     /// Daemon: the request (or, with request id 0, the connection) failed with this OSStatus,
     /// message and cause: the `KeygateError` the facade threw, whole, so a client raises the
     /// same error, its cause included (`catch KeygateError.Condition.racingWriter` matches
@@ -120,6 +125,8 @@ public enum Message: Sendable, Equatable {
         case .sign: .sign
         case .keyAgreement: .keyAgreement
         case .sshAgentConnection: .sshAgentConnection
+        case .decrypt: .decrypt
+        case .plaintext: .plaintext
         case .keys: .keys
         case .signature: .signature
         case .sharedSecret: .sharedSecret

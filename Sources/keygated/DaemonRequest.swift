@@ -38,6 +38,8 @@ struct DaemonRequest: Sendable {
         case sign(input: [UInt8], algorithm: SignatureAlgorithm, key: KeyQuery)
         /// ECDH with a key.
         case keyAgreement(peer: [UInt8], key: KeyQuery)
+        /// Decrypt an ECIES message with a key.
+        case decrypt(message: [UInt8], algorithm: ECIESAlgorithm, key: KeyQuery)
     }
 
     /// Where a request came in. Each frontend says whether its callers can be asked for a proof
@@ -102,6 +104,9 @@ struct DaemonRequest: Sendable {
             seconds = window
         case .keyAgreement(let peer, let key, let window):
             operation = .keyAgreement(peer: peer, key: key)
+            seconds = window
+        case .decrypt(let message, let algorithm, let key, let window):
+            operation = .decrypt(message: message, algorithm: algorithm, key: key)
             seconds = window
         default: return nil
         }

@@ -73,7 +73,7 @@ struct RequestHandler: Sendable {
                 let (records, problem) = try trail.verify()
                 return .auditVerified(records: records, problem: problem)
             }
-        case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement:
+        case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .decrypt:
             return keyReply(to: request, keychain: caller)
         }
     }
@@ -101,6 +101,8 @@ struct RequestHandler: Sendable {
                 return .signature(try await keychain.sign(input, algorithm: algorithm, key: key, context: context))
             case .keyAgreement(let peer, let key):
                 return .sharedSecret(try await keychain.sharedSecret(withPeer: peer, key: key, context: context))
+            case .decrypt(let message, let algorithm, let key):
+                return .plaintext(try await keychain.decrypt(message, algorithm: algorithm, key: key, context: context))
             default:
                 throw KeygateError(.internalError, "not a key request")
             }

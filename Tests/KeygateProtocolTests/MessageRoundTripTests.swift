@@ -87,6 +87,10 @@ import Testing
         ]),
         .keys([]),
         .sshAgentConnection(accessGroups: ["keygate", "deploy"]),
+        .decrypt(
+            message: Array(repeating: 4, count: 90), algorithm: .cofactorVariableIVX963SHA256AESGCM,
+            key: KeyQuery(label: "inbox"), reuseSeconds: 5),
+        .plaintext(SecretData("opened")),
         .signature(Array(repeating: 0x30, count: 70)),
         .sharedSecret(SecretData(bytes: Array(repeating: 8, count: 32))),
         .helloReply(version: 1, daemonVersion: "keygated 0.1"),

@@ -91,6 +91,12 @@ import Testing
         {
             try await inner.sharedSecret(withPeer: peer, key: query, context: context)
         }
+
+        func decrypt(
+            _ message: [UInt8], algorithm: ECIESAlgorithm, key query: KeyQuery, context: AuthenticationContext?
+        ) async throws(KeygateError) -> SecretData {
+            try await inner.decrypt(message, algorithm: algorithm, key: query, context: context)
+        }
     }
 
     @Test(arguments: [

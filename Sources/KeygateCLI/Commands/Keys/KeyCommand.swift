@@ -9,6 +9,7 @@ enum KeyCommand: CommandGroup {
                    keygate key public --label L [--format openssh|pem|x963] [--access-group G]
                    keygate key sign --label L [--algorithm ecdsa-sha256|ecdsa-digest-sha256|ed25519]
                                     [--access-group G]
+                   keygate key encrypt|decrypt --label L [--access-group G]
                    keygate key delete --label L [--access-group G]
 
             create  makes a random key inside the keeper and prints it as list does. The flags
@@ -22,6 +23,9 @@ enum KeyCommand: CommandGroup {
             sign    signs standard input after the key's access control allows it and writes the
                     signature to standard output (DER X9.62 for ECDSA, 64 bytes for Ed25519).
                     The audit record names the key, the algorithm and the SHA-256 of the input.
+            encrypt encrypts standard input to a P-256 key with ECIES in Apple's layout
+                    (eciesEncryptionCofactorVariableIVX963SHA256AESGCM); needs no proof.
+            decrypt decrypts such a message after the key's access control allows it (ock).
             delete  deletes the key (no proof needed).
             The private half is never exported. Exit codes as for items.
             """,
@@ -30,7 +34,7 @@ enum KeyCommand: CommandGroup {
     static var subcommands: [any Command.Type] {
         [
             KeyCreateCommand.self, KeyListCommand.self, KeyPublicCommand.self, KeySignCommand.self,
-            KeyDeleteCommand.self,
+            KeyEncryptCommand.self, KeyDecryptCommand.self, KeyDeleteCommand.self,
         ]
     }
 
