@@ -72,3 +72,52 @@ import Testing
         #expect(signed.stdoutBytes.count == 64)
     }
 }
+
+extension KeyItemTests {
+    /// The daemon killed while a signature waits for its proof loses no key: after a restart the
+    /// key is listed, the same public key, and signs with the right passphrase.
+    @Test func theDaemonKilledMidSignatureLosesNoKey() throws {
+        let world = try RelayFixture()
+        try world.daemon.start()
+        let cli = CLIFixture(daemon: world.daemon, owner: world)
+        let made = try cli.run(
+            as: Self.a,
+            ["--daemon", "key", "create", "--type", "p256", "--label", "kept", "--access-control", "devicePasscode"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let before = try cli.run(as: Self.a, ["--daemon", "key", "public", "--label", "kept"]).stdout
+        // A signature whose prompt is never answered (a FIFO nobody writes), in the background.
+        let fifo = world.daemon.directory + "/silence-\(UUID().uuidString)"
+        #expect(mkfifo(fifo, 0o666) == 0)
+        chmod(fifo, 0o666)
+        let output = world.daemon.directory + "/signing-\(UUID().uuidString).out"
+        let environment = cli.environment(Self.a)
+        let signing = try DaemonFixture.launch(
+            "/bin/sh",
+            [
+                "-c",
+                "exec /usr/bin/setpriv --reuid=\(Self.a) --regid=\(Self.a) --clear-groups "
+                    + "\(CLIFixture.keygatePath) --daemon --passphrase-fd 3 key sign --label kept 3<>'\(fifo)' </dev/null",
+            ], output: output, environment: environment)
+        let background = RelayFixture.Background(process: signing, outputPath: output)
+        // Time for the request to reach its PAM prompt (it then waits for ever).
+        usleep(1_500_000)
+        #expect(signing.isRunning, "the signature is waiting for its proof")
+        world.daemon.stop(signal: SIGKILL)
+        #expect(background.finish(timeout: 15) != 0, "the signature did not succeed")
+        try world.daemon.start()
+        let listed = try cli.run(as: Self.a, ["--daemon", "key", "list"])
+        #expect(listed.lines.count == 1 && listed.stdout.contains(#""label": "kept""#), "\(listed.stdout)")
+        #expect(try cli.run(as: Self.a, ["--daemon", "key", "public", "--label", "kept"]).stdout == before)
+        let signed = try cli.run(
+            as: Self.a, ["--daemon", "--passphrase-fd", "3", "key", "sign", "--label", "kept"], stdin: "m",
+            answers: .lines([RelayFixture.passwords[Self.a]!]))
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let publicKey = try PublicKey(
+            type: .p256,
+            bytes: try cli.run(as: Self.a, ["--daemon", "key", "public", "--label", "kept", "--format", "x963"])
+                .stdoutBytes)
+        #expect(
+            publicKey.isValidSignature(
+                signed.stdoutBytes, for: Array("m".utf8), algorithm: .ecdsaSignatureMessageX962SHA256))
+    }
+}
