@@ -74,8 +74,9 @@ let package = Package(
         // Test support shipped to users: decision corpus runner, fixtures.
         .target(
             name: "KeygateTesting",
-            dependencies: ["KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate"]
-        ),
+            dependencies: [
+                "KeygatePolicy", "KeygatePAM", "KeygateAudit", "KeygateStore", "Keygate", "KeygateItems", "KeygateKeys",
+            ]),
         // The command-line tool's commands, as types a test can run in process.
         .target(
             name: "KeygateCLI",

@@ -1,4 +1,4 @@
-import CPeer
+internal import CPeer
 import Glibc
 import KeygateItems
 import KeygatePolicy

@@ -1,4 +1,4 @@
-import CPeer
+internal import CPeer
 import Glibc
 
 /// Who is on the other end of a connection, from the kernel only; nothing a client sends

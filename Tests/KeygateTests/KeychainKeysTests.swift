@@ -218,3 +218,38 @@ import Testing
         #expect(try await keychain.keys(matching: KeyQuery(label: "retired")).count == 1)
     }
 }
+
+/// The keeper's own failures (a hardware keeper busy or locked out) fail the use closed, after
+/// the decision: the key stays, nothing is signed, the failure is audited; a refused use never
+/// reaches the keeper (KeygateTesting's simulated keeper counts its uses).
+@Suite struct KeeperFailureTests {
+    @Test func aKeeperFailureFailsTheUseAndKeepsTheKey() async throws {
+        let keeper = SimulatedKeyKeeper()
+        let audit = AuditRecorder()
+        let authenticator = ScriptedAuthenticator()
+        let keychain = Keychain(
+            store: InMemoryItemStore(), accessGroups: ["keys"], authenticator: authenticator,
+            device: SimulatedDevice(enrolled: ["right-index"]), auditor: Auditor(sink: audit), keeper: keeper)
+        let control = try AccessControl(
+            protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .devicePasscode])
+        let key = try await keychain.createKey(
+            NewKeyRequest(type: .p256, label: "hw", protection: .accessControl(control)))
+        #expect(key.tokenID == "keygate.simulated")
+        let input = Array("to sign".utf8)
+        _ = try await keychain.sign(input, algorithm: .ecdsaSignatureMessageX962SHA256, key: KeyQuery(label: "hw"))
+        audit.expectLastKeyUse(
+            of: key, is: .allow, algorithm: SignatureAlgorithm.ecdsaSignatureMessageX962SHA256.rawValue, input: input)
+        keeper.failNextUse(with: KeygateError(.interactionNotAllowed, "the keeper is busy"))
+        await #expect(throws: KeygateError(.interactionNotAllowed, "")) {
+            _ = try await keychain.sign(input, algorithm: .ecdsaSignatureMessageX962SHA256, key: KeyQuery(label: "hw"))
+        }
+        #expect(audit.keyUses(of: key).last?.event.decision == .deny, "the failure is audited")
+        authenticator.enqueue(.cancel, for: .passcode)
+        let uses = keeper.uses
+        await #expect(throws: KeygateError(.userCanceled, "")) {
+            _ = try await keychain.sign(input, algorithm: .ecdsaSignatureMessageX962SHA256, key: KeyQuery(label: "hw"))
+        }
+        #expect(keeper.uses == uses, "a refused use never reaches the keeper")
+        #expect(try await keychain.keys(matching: KeyQuery(label: "hw")).count == 1)
+    }
+}
