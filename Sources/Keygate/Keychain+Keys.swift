@@ -217,18 +217,11 @@ extension Keychain {
         _ input: [UInt8], algorithm: SignatureAlgorithm, key query: KeyQuery,
         context given: AuthenticationContext?, notes: [AuditNote]
     ) async throws(KeygateError) -> [UInt8] {
-        var signature: [UInt8] = []
-        try await inCall { (keychain) async throws(KeygateError) in
-            let (record, blob) = try await keychain.unlockKey(
-                query, .sign, algorithm: algorithm.rawValue, input: input, notes: notes, context: given)
-            do throws(KeygateError) {
-                signature = try keychain.keeper.sign(input, algorithm: algorithm, with: blob, type: record.fields.type)
-            } catch {
-                keychain.auditFailure(.sign, record.fields.auditIdentity, record.fields.accessControl, error)
-                throw error
-            }
+        try await useKey(
+            query, .sign, algorithm: algorithm.rawValue, input: input, notes: notes, context: given
+        ) { (record, blob) async throws(KeygateError) in
+            try self.keeper.sign(input, algorithm: algorithm, with: blob, type: record.fields.type)
         }
-        return signature
     }
 
     /// ECDH with the one key matching `query` and `peer` (`SecKeyCopyKeyExchangeResult` with
@@ -239,20 +232,11 @@ extension Keychain {
     public func sharedSecret(
         with peer: PublicKey, key query: KeyQuery, context given: AuthenticationContext? = nil
     ) async throws(KeygateError) -> SecretData {
-        var secret: SecretData?
-        try await inCall { (keychain) async throws(KeygateError) in
-            let (record, blob) = try await keychain.unlockKey(
-                query, .computeKey, algorithm: "algid:keyexchange:ECDH", input: peer.bytes, notes: [],
-                context: given)
-            do throws(KeygateError) {
-                secret = try keychain.keeper.sharedSecret(with: peer, using: blob, type: record.fields.type)
-            } catch {
-                keychain.auditFailure(.computeKey, record.fields.auditIdentity, record.fields.accessControl, error)
-                throw error
-            }
+        try await useKey(
+            query, .computeKey, algorithm: "algid:keyexchange:ECDH", input: peer.bytes, notes: [], context: given
+        ) { (record, blob) async throws(KeygateError) in
+            try self.keeper.sharedSecret(with: peer, using: blob, type: record.fields.type)
         }
-        guard let secret else { throw KeygateError(.internalError, "the key agreement neither ran nor failed") }
-        return secret
     }
 
     /// Decrypts an ECIES message made for the one key matching `query`
@@ -264,25 +248,39 @@ extension Keychain {
     public func decrypt(
         _ message: [UInt8], algorithm: ECIESAlgorithm, key query: KeyQuery, context given: AuthenticationContext? = nil
     ) async throws(KeygateError) -> SecretData {
-        var plaintext: SecretData?
-        try await inCall { (keychain) async throws(KeygateError) in
-            guard message.count >= 65 + 16 else {
-                throw KeygateError(
-                    .param, "too small input packet: \(message.count) bytes, less than a point and a tag")
+        guard message.count >= 65 + 16 else {
+            throw KeygateError(.param, "too small input packet: \(message.count) bytes, less than a point and a tag")
+        }
+        return try await useKey(
+            query, .computeKey, algorithm: algorithm.rawValue, input: message, notes: [], context: given
+        ) { (record, blob) async throws(KeygateError) in
+            try await ECIES.open(message, algorithm: algorithm) { (ephemeral) throws(KeygateError) in
+                try self.keeper.sharedSecret(with: ephemeral, using: blob, type: record.fields.type)
             }
+        }
+    }
+
+    /// One use of a key in one audit call: the gate (``unlockKey(_:_:algorithm:input:notes:context:)``),
+    /// then `body` with the opened blob; a failure of `body` (the keeper's) is audited and thrown.
+    private func useKey<Result: Sendable>(
+        _ query: KeyQuery, _ operation: Operation, algorithm: String, input: [UInt8], notes: [AuditNote],
+        context given: AuthenticationContext?,
+        _ body: @Sendable (KeyRecord, SecretData) async throws(KeygateError) -> Result
+    ) async throws(KeygateError) -> Result {
+        var result: Result?
+        try await inCall { (keychain) async throws(KeygateError) in
             let (record, blob) = try await keychain.unlockKey(
-                query, .computeKey, algorithm: algorithm.rawValue, input: message, notes: [], context: given)
+                query, operation, algorithm: algorithm, input: input, notes: notes, context: given)
             do throws(KeygateError) {
-                plaintext = try await ECIES.open(message, algorithm: algorithm) { (ephemeral) throws(KeygateError) in
-                    try keychain.keeper.sharedSecret(with: ephemeral, using: blob, type: record.fields.type)
-                }
+                result = try await body(record, blob)
             } catch {
-                keychain.auditFailure(.computeKey, record.fields.auditIdentity, record.fields.accessControl, error)
+                keychain.auditFailure(
+                    AuditEvent.Kind(operation), record.fields.auditIdentity, record.fields.accessControl, error)
                 throw error
             }
         }
-        guard let plaintext else { throw KeygateError(.internalError, "the decryption neither ran nor failed") }
-        return plaintext
+        guard let result else { throw KeygateError(.internalError, "the key was neither used nor refused") }
+        return result
     }
 
     /// Finds the one key `query` names, gates `operation` on its access control (proving what it

@@ -6,19 +6,13 @@ struct KeyDeleteCommand: Command {
     static let configuration = KeyCommand.subcommand(
         "delete", summary: "delete a key", options: [KeyOptions.label, ItemOptions.accessGroup])
 
-    let label: String
-    let accessGroup: String?
+    let target: KeyTarget
 
-    init(parsing arguments: ParsedArguments) {
-        label = arguments.required(KeyOptions.label)
-        accessGroup = arguments.value(ItemOptions.accessGroup)
-    }
+    init(parsing arguments: ParsedArguments) { target = KeyTarget(arguments) }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
-            let key = try await session.key(labelled: label)
-            try await session.keychain.deleteKeys(
-                KeyQuery(applicationLabel: key.applicationLabel, accessGroup: session.accessGroup))
+        try await target.withKey(context) { (session, key) throws(KeygateError) in
+            try await session.keychain.deleteKeys(KeyTarget.query(key, in: session))
         }
         return .success
     }

@@ -1,5 +1,6 @@
 import KeygateItems
 import KeygatePolicy
+import KeygateStore
 
 /// The options of `keygate key`.
 enum KeyOptions {
@@ -22,6 +23,46 @@ enum KeyOptions {
     /// The query for the key labelled `label` in `session`'s access group.
     static func query(label: String?, in session: Session) -> KeyQuery {
         KeyQuery(label: label, accessGroup: session.accessGroup)
+    }
+}
+
+/// `--label L [--access-group G]`: the one key a command works on.
+struct KeyTarget: Sendable {
+    /// The key's label.
+    let label: String
+    /// The access group an option names, or nil for `keygate`.
+    let accessGroup: String?
+
+    /// Reads the options (the parser has checked that the label is there).
+    init(_ arguments: ParsedArguments) {
+        label = arguments.required(KeyOptions.label)
+        accessGroup = arguments.value(ItemOptions.accessGroup)
+    }
+
+    /// Runs `body` on the key labelled ``label`` in its group's session.
+    func withKey<Result>(
+        _ context: CommandContext, _ body: (Session, KeyFields) async throws(KeygateError) -> Result
+    ) async throws(KeygateError) -> Result {
+        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
+            try await body(session, try await session.key(labelled: label))
+        }
+    }
+
+    /// The query naming exactly `key` in `session`'s group.
+    static func query(_ key: KeyFields, in session: Session) -> KeyQuery {
+        KeyQuery(applicationLabel: key.applicationLabel, accessGroup: session.accessGroup)
+    }
+}
+
+/// The message a key command reads on standard input (at most the store's value limit).
+enum KeyInput {
+    /// Standard input, byte for byte.
+    /// - Throws: `errSecParam` when `--passphrase-fd 0` would read the passphrase from it too.
+    static func read(_ what: String, _ context: CommandContext) throws(KeygateError) -> SecretData {
+        if context.global.pam.passphraseDescriptor == 0 {
+            throw KeygateError(.param, "--passphrase-fd 0 would read the passphrase from \(what)'s standard input")
+        }
+        return try context.environment.input.read(limit: ItemLimits.defaultMaximumValueLength, what: what)
     }
 }
 

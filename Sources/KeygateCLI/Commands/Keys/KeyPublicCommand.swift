@@ -8,22 +8,19 @@ struct KeyPublicCommand: Command {
         "public", summary: "print a key's public half",
         options: [KeyOptions.label, KeyOptions.format, ItemOptions.accessGroup])
 
-    let label: String
+    let target: KeyTarget
     let format: PublicKeyFormat
-    let accessGroup: String?
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        label = arguments.required(KeyOptions.label)
+        target = KeyTarget(arguments)
         format = try arguments.choice(KeyOptions.format).flatMap(PublicKeyFormat.init(rawValue:)) ?? .openssh
-        accessGroup = arguments.value(ItemOptions.accessGroup)
     }
 
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
-            let key = try await session.key(labelled: label)
+        try await target.withKey(context) { (_, key) throws(KeygateError) in
             let publicKey = try PublicKey(type: key.type, bytes: key.publicKey)
             switch format {
-            case .openssh: context.console.out(publicKey.openSSH(comment: label))
+            case .openssh: context.console.out(publicKey.openSSH(comment: target.label))
             case .pem: try context.console.output.write(Array(publicKey.pem.utf8))
             case .x963: try context.console.output.write(publicKey.externalRepresentation)
             }
