@@ -131,7 +131,7 @@ import Testing
         let agent = try SSHAgentProcess(world, passphrases: nil, arguments: ["--access-group", "deploy-ssh"])
         defer { agent.stop() }
         let login = try sshd.login(agent: agent.socket)
-        #expect(login.status == 0, "\(login.stderr)\n\(agent.logText)")
+        #expect(login.status == 0, "\(login.stderr)\n\(agent.logText)\n\(sshd.log)")
         let trail = try String(contentsOfFile: world.audit, encoding: .utf8)
         #expect(trail.contains("destination: \(sshd.hostKeyFingerprint) (ssh-ed25519)"), "\(trail)")
         #expect(trail.contains("\"exe\": \"/usr/bin/ssh\""))

@@ -71,45 +71,21 @@ final class SSHAgentProcess {
     deinit { stop() }
 }
 
-/// Runs a tool (OpenSSH's, git) to its end, with its output.
+/// Runs a tool (OpenSSH's, git) to its end, with its output, as ``KeygateBinary`` runs keygate
+/// (an inherited `SSH_AUTH_SOCK` is dropped: a tool talks to the agent it is given).
 struct Tool {
     let status: Int32
     let stdout: String
     let stderr: String
 
     @discardableResult
-    static func run(
-        _ path: String, _ arguments: [String], environment: [String: String] = [:], stdin: String = "",
-        workingDirectory: String? = nil
-    ) throws -> Tool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["SSH_AUTH_SOCK"] = nil
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let errorText = Mutex("")
-        let reader = Thread {
-            errorText.withLock {
-                $0 = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            }
-        }
-        reader.start()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1000) }
-        return Tool(status: process.terminationStatus, stdout: out, stderr: errorText.withLock { $0 })
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:], stdin: String = "")
+        throws -> Tool
+    {
+        let result = try KeygateBinary.run(
+            arguments, stdin: Data(stdin.utf8), environment: ["SSH_AUTH_SOCK": ""].merging(environment) { $1 },
+            executable: URL(fileURLWithPath: path))
+        return Tool(status: result.status, stdout: result.stdoutText, stderr: result.stderr)
     }
 }
 
@@ -159,8 +135,14 @@ final class LoopbackSSHD {
                         .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
             if pid == 0 { usleep(50_000) }
         }
-        for _ in 0..<200 where !Self.accepts(port) { usleep(50_000) }
-        guard pid > 0, Self.accepts(port) else {
+        // One probe at a time until it answers (each probe is a connection sshd counts).
+        var answered = false
+        for _ in 0..<200 {
+            answered = Self.accepts(port)
+            if answered { break }
+            usleep(50_000)
+        }
+        guard pid > 0, answered else {
             stop()
             throw SetupFailure("sshd did not listen on 127.0.0.1:\(port) within 10 s")
         }
@@ -177,6 +159,9 @@ final class LoopbackSSHD {
                 "-p", "\(port)", "\(PAMWorld.currentUser())@127.0.0.1", "true",
             ])
     }
+
+    /// What sshd logged.
+    var log: String { (try? String(contentsOfFile: directory.path + "/sshd.log", encoding: .utf8)) ?? "" }
 
     /// Stops the listener by its pid (its session processes end with their connections).
     func stop() {
