@@ -91,7 +91,7 @@ _keygate() {
         agent) options="--passphrase-fd" ;;
         key)
             options="--type -l --label --format --algorithm --access-control --accessible -g --access-group"
-            actions="create list public sign encrypt decrypt delete" ;;
+            actions="create list public sign encrypt decrypt import delete" ;;
         ssh-agent) options="-a --socket --passphrase-fd -g --access-group" ;;
         prove) options="--factor --prompt" ;;
         credential)

@@ -80,7 +80,7 @@ complete -c keygate -n "__fish_seen_subcommand_from credential; and not __fish_s
 complete -c keygate -n "__fish_seen_subcommand_from docker-credential; and not __fish_seen_subcommand_from store get erase list version" -a 'store get erase list version'
 
 # key, ssh-agent.
-complete -c keygate -n "__fish_seen_subcommand_from key; and not __fish_seen_subcommand_from create list public sign encrypt decrypt delete" -a 'create list public sign encrypt decrypt delete'
+complete -c keygate -n "__fish_seen_subcommand_from key; and not __fish_seen_subcommand_from create list public sign encrypt decrypt import delete" -a 'create list public sign encrypt decrypt import delete'
 complete -c keygate -n "__fish_seen_subcommand_from key" -l type -x -a 'p256 ed25519' -d 'the key type'
 complete -c keygate -n "__fish_seen_subcommand_from key" -s l -l label -x -d "the key's label"
 complete -c keygate -n "__fish_seen_subcommand_from key" -l format -x -a 'openssh pem x963' -d "the public key's form"

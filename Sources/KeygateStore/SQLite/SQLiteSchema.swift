@@ -72,6 +72,15 @@ enum SQLiteSchema {
     /// - Throws: `errSecNotAvailable` naming the file, with ``KeygatePolicy/KeygateError/Condition/newerSchema``
     ///   or ``KeygatePolicy/KeygateError/Condition/foreignDatabase``.
     static func refuseForeign(_ connection: SQLiteConnection) throws(KeygateError) -> Int {
+        // One read transaction for the version and the tables: another process creating the
+        // store meanwhile commits its tables and its version together, and both are seen, or
+        // neither (two reads could see the version before its commit and the tables after).
+        try connection.transaction(immediate: false) { () throws(KeygateError) -> Int in
+            try readAndCheck(connection)
+        }
+    }
+
+    private static func readAndCheck(_ connection: SQLiteConnection) throws(KeygateError) -> Int {
         let probe = try connection.statement("PRAGMA user_version")
         _ = try probe.step()
         let version = Int(probe.integer(0))

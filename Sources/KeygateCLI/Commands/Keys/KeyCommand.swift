@@ -10,6 +10,8 @@ enum KeyCommand: CommandGroup {
                    keygate key sign --label L [--algorithm ecdsa-sha256|ecdsa-digest-sha256|ed25519]
                                     [--access-group G]
                    keygate key encrypt|decrypt --label L [--access-group G]
+                   keygate key import --label L [--access-control FLAGS] [--accessible CLASS]
+                                      [--access-group G] < OPENSSH-PRIVATE-KEY
                    keygate key delete --label L [--access-group G]
 
             create  makes a random key inside the keeper and prints it as list does. The flags
@@ -26,6 +28,8 @@ enum KeyCommand: CommandGroup {
             encrypt encrypts standard input to a P-256 key with ECIES in Apple's layout
                     (eciesEncryptionCofactorVariableIVX963SHA256AESGCM); needs no proof.
             decrypt decrypts such a message after the key's access control allows it (ock).
+            import  hands the keeper an unencrypted OpenSSH private key (Ed25519 or P-256) read
+                    on standard input; listed as imported, used as a made key.
             delete  deletes the key (no proof needed).
             The private half is never exported. Exit codes as for items.
             """,
@@ -34,7 +38,7 @@ enum KeyCommand: CommandGroup {
     static var subcommands: [any Command.Type] {
         [
             KeyCreateCommand.self, KeyListCommand.self, KeyPublicCommand.self, KeySignCommand.self,
-            KeyEncryptCommand.self, KeyDecryptCommand.self, KeyDeleteCommand.self,
+            KeyEncryptCommand.self, KeyDecryptCommand.self, KeyImportCommand.self, KeyDeleteCommand.self,
         ]
     }
 

@@ -11,17 +11,37 @@ struct KeyCreateCommand: Command {
         ])
 
     let type: KeyType
-    let label: String
-    let flags: String?
-    let accessible: String?
-    let accessGroup: String?
+    let target: KeyTarget
+    let protection: KeyProtectionOptions
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         type = try arguments.required(KeyOptions.type, as: KeyType.self)
-        label = arguments.required(KeyOptions.label)
+        target = KeyTarget(arguments)
+        protection = KeyProtectionOptions(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
+        let protection = try protection.protection()
+        try await context.withSession(accessGroup: target.accessGroup) { session throws(KeygateError) in
+            try await session.refuseTakenLabel(target.label)
+            let key = try await session.keychain.createKey(
+                NewKeyRequest(
+                    type: type, label: target.label, accessGroup: session.accessGroup, protection: protection),
+                context: session.context)
+            context.console.out(KeyJSON.line(key))
+        }
+        return .success
+    }
+}
+
+/// `--access-control` and `--accessible` for a new key.
+struct KeyProtectionOptions: Sendable {
+    let flags: String?
+    let accessible: String?
+
+    init(_ arguments: ParsedArguments) {
         flags = arguments.value(ProtectionOptions.accessControl)
         accessible = arguments.value(KeyOptions.accessible)
-        accessGroup = arguments.value(ItemOptions.accessGroup)
     }
 
     /// The key's protection: the class alone (every use allowed while it is available), or the
@@ -35,26 +55,18 @@ struct KeyCreateCommand: Command {
         parsed.insert(.privateKeyUsage)
         return .accessControl(try AccessControl(protection: protection, flags: parsed))
     }
-
-    func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
-        let protection = try protection()
-        try await context.withSession(accessGroup: accessGroup) { session throws(KeygateError) in
-            let query = KeyOptions.query(label: label, in: session)
-            if let existing = try await session.keys(query).first {
-                throw KeygateError(
-                    .duplicateItem,
-                    "a key labelled '\(label)' exists already (\(existing.type), \(existing.applicationLabelHex))")
-            }
-            let key = try await session.keychain.createKey(
-                NewKeyRequest(type: type, label: label, accessGroup: session.accessGroup, protection: protection),
-                context: session.context)
-            context.console.out(KeyJSON.line(key))
-        }
-        return .success
-    }
 }
 
 extension Session {
+    /// Refuses a label a key of this session's group has already (one key a label).
+    func refuseTakenLabel(_ label: String) async throws(KeygateError) {
+        if let existing = try await keys(KeyOptions.query(label: label, in: self)).first {
+            throw KeygateError(
+                .duplicateItem,
+                "a key labelled '\(label)' exists already (\(existing.type), \(existing.applicationLabelHex))")
+        }
+    }
+
     /// The keys `query` matches; none is an empty list, not an error.
     func keys(_ query: KeyQuery) async throws(KeygateError) -> [KeyFields] {
         do {
