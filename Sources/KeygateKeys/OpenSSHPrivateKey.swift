@@ -66,10 +66,12 @@ public struct OpenSSHPrivateKey: Sendable {
             defer { SecretData.wipe(&scalar) }
             let magnitude = Array(scalar.drop { $0 == 0 })
             guard magnitude.count <= 32 else { throw Self.malformed("its P-256 scalar is longer than 32 bytes") }
-            // DER ECPrivateKey (RFC 5915) of the scalar alone: libcrypto derives the public point.
-            var der: [UInt8] = [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20]
+            // DER ECPrivateKey (RFC 5915) with the file's point; the keeper then checks that the
+            // point is the scalar's (``SoftwareKeyKeeper/adopt(_:type:)``).
+            var der: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]
             der += [UInt8](repeating: 0, count: 32 - magnitude.count) + magnitude
             der += [0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]
+            der += [0xa1, 0x44, 0x03, 0x42, 0x00] + named.bytes
             material = SecretData(bytes: der)
             SecretData.wipe(&der)
         }

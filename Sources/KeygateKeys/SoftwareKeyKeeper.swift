@@ -34,11 +34,22 @@ public struct SoftwareKeyKeeper: KeyKeeper {
     /// - Throws: `errSecParam` when the material is not a key of `type`.
     public func adopt(_ material: SecretData, type: KeyType) throws(KeygateError) -> KeptKey {
         let blob = Self.blob(type, material)
-        do {
-            return KeptKey(blob: blob, publicKey: try publicKey(of: blob, type: type))
+        let kept: KeptKey
+        do throws(KeygateError) {
+            kept = KeptKey(blob: blob, publicKey: try publicKey(of: blob, type: type))
+            // A P-256 DER carries its point beside the scalar: it must be the scalar's own (a
+            // signature by the scalar verifies under it), or the key would sign as another.
+            let probe = P256.sha256(Array("keygate import check".utf8))
+            if type == .p256,
+                try !P256.verify(P256.sign(digest: probe, with: material), digest: probe, point: kept.publicKey.bytes)
+            {
+                throw KeygateError(.param, "its public point is not its private scalar's")
+            }
         } catch {
-            throw KeygateError(.param, "the imported private key is not a \(type) key", cause: error.cause)
+            throw KeygateError(
+                .param, "the imported private key is not a \(type) key: \(error.message)", cause: error.cause)
         }
+        return kept
     }
 
     /// Reads the public key back from the private key.

