@@ -253,3 +253,39 @@ import Testing
         #expect(try await keychain.keys(matching: KeyQuery(label: "hw")).count == 1)
     }
 }
+
+/// The CryptoKit-shaped API (spec 9.10): a key made with an access control, restored from its
+/// data representation (a handle, no key material), its signatures and key agreement gated.
+@Suite struct KeeperP256Tests {
+    @Test func signingAndAgreementKeysWorkAsCryptoKitsDo() async throws {
+        let fixture = try KeychainFixture(.sqlite)
+        let control = try AccessControl(
+            protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .devicePasscode])
+        let key = try await KeeperP256.Signing.PrivateKey(accessControl: control, label: "pay", in: fixture.keychain)
+        let restored = try await KeeperP256.Signing.PrivateKey(
+            dataRepresentation: key.dataRepresentation, in: fixture.keychain)
+        #expect(restored.publicKey == key.publicKey)
+        #expect(key.dataRepresentation.count < 64, "a handle, not a wrapped key")
+        let message = Array("order 42".utf8)
+        let signature = try await restored.signature(for: message)
+        #expect(signature.rawRepresentation.count == 64)
+        #expect(
+            key.publicKey.isValidSignature(
+                signature.derRepresentation, for: message, algorithm: .ecdsaSignatureMessageX962SHA256))
+        #expect(fixture.authenticator.prompts(for: .passcode).map(\.operation) == [.sign])
+        // CryptoKit's default access control: no flags, every use allowed (9.5.4, 9.10.1).
+        let agreement = try await KeeperP256.KeyAgreement.PrivateKey(in: fixture.keychain)
+        let peer = try SoftwareKeyKeeper().generate(.p256)
+        let ours = try await agreement.sharedSecretFromKeyAgreement(with: peer.publicKey)
+        let theirs = try SoftwareKeyKeeper().sharedSecret(with: agreement.publicKey, using: peer.blob, type: .p256)
+        #expect(ours == theirs)
+        await #expect(throws: KeygateError(.param, "")) {
+            _ = try await KeeperP256.Signing.PrivateKey(dataRepresentation: [1, 2, 3], in: fixture.keychain)
+        }
+        try await fixture.keychain.deleteKeys(KeyQuery(label: "pay"))
+        await #expect(throws: KeygateError(.itemNotFound, "")) {
+            _ = try await KeeperP256.Signing.PrivateKey(
+                dataRepresentation: key.dataRepresentation, in: fixture.keychain)
+        }
+    }
+}
