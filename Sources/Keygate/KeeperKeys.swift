@@ -7,7 +7,7 @@ public import KeygatePolicy
 /// `sharedSecretFromKeyAgreement(with:)`, each use gated by the key's access control through
 /// the keychain given (either mode's ``KeygateItems/KeychainAccess``).
 ///
-/// Unlike the enclave's wrapped blob, ``KeeperP256/Signing/PrivateKey/dataRepresentation`` holds
+/// Unlike the enclave's wrapped blob, ``KeeperPrivateKey/dataRepresentation`` holds
 /// no key material at all: it names the key (its access group and application label) for the
 /// keychain that keeps it, which still decides every use.
 ///
@@ -21,31 +21,17 @@ public enum KeeperP256 {
     /// P-256 signing keys.
     public enum Signing {
         /// A P-256 signing key held by the keeper.
-        public struct PrivateKey: Sendable {
+        public struct PrivateKey: KeeperPrivateKey {
             /// The key as the keychain knows it.
             public let handle: KeeperKeyHandle
             /// The public half.
             public let publicKey: PublicKey
 
-            /// Makes a key in `keychain`'s keeper. The default access control is CryptoKit's:
-            /// `afterFirstUnlockThisDeviceOnly`, no flags (every use allowed, 9.5.4).
-            public init(
-                accessControl: AccessControl? = nil, label: String? = nil, accessGroup: String? = nil,
-                in keychain: any KeychainAccess
-            ) async throws(KeygateError) {
-                (handle, publicKey) = try await KeeperKeyHandle.make(
-                    .p256, accessControl: accessControl, label: label, accessGroup: accessGroup, in: keychain)
+            /// A key from its handle and public half (``KeeperPrivateKey``'s initialisers make them).
+            public init(handle: KeeperKeyHandle, publicKey: PublicKey) {
+                self.handle = handle
+                self.publicKey = publicKey
             }
-
-            /// The key `dataRepresentation` names, in `keychain`.
-            /// - Throws: `errSecParam` for bytes that are no handle; `errSecItemNotFound` when
-            ///   `keychain` keeps no such key.
-            public init(dataRepresentation: [UInt8], in keychain: any KeychainAccess) async throws(KeygateError) {
-                (handle, publicKey) = try await KeeperKeyHandle.restore(dataRepresentation, in: keychain)
-            }
-
-            /// The handle's bytes, to keep and restore the key with (no key material).
-            public var dataRepresentation: [UInt8] { handle.bytes }
 
             /// Signs `data` (SHA-256, ECDSA) once the key's access control allows it.
             public func signature(for data: [UInt8], context: AuthenticationContext? = nil) async throws(KeygateError)
@@ -61,28 +47,17 @@ public enum KeeperP256 {
     /// P-256 key-agreement keys.
     public enum KeyAgreement {
         /// A P-256 key-agreement key held by the keeper.
-        public struct PrivateKey: Sendable {
+        public struct PrivateKey: KeeperPrivateKey {
             /// The key as the keychain knows it.
             public let handle: KeeperKeyHandle
             /// The public half.
             public let publicKey: PublicKey
 
-            /// Makes a key in `keychain`'s keeper (the default access control as for signing keys).
-            public init(
-                accessControl: AccessControl? = nil, label: String? = nil, accessGroup: String? = nil,
-                in keychain: any KeychainAccess
-            ) async throws(KeygateError) {
-                (handle, publicKey) = try await KeeperKeyHandle.make(
-                    .p256, accessControl: accessControl, label: label, accessGroup: accessGroup, in: keychain)
+            /// A key from its handle and public half (``KeeperPrivateKey``'s initialisers make them).
+            public init(handle: KeeperKeyHandle, publicKey: PublicKey) {
+                self.handle = handle
+                self.publicKey = publicKey
             }
-
-            /// The key `dataRepresentation` names, in `keychain`.
-            public init(dataRepresentation: [UInt8], in keychain: any KeychainAccess) async throws(KeygateError) {
-                (handle, publicKey) = try await KeeperKeyHandle.restore(dataRepresentation, in: keychain)
-            }
-
-            /// The handle's bytes (no key material).
-            public var dataRepresentation: [UInt8] { handle.bytes }
 
             /// The 32-byte shared secret with `peer`, once the key's access control allows `ock`.
             public func sharedSecretFromKeyAgreement(with peer: PublicKey, context: AuthenticationContext? = nil)
@@ -92,6 +67,41 @@ public enum KeeperP256 {
             }
         }
     }
+}
+
+/// A keeper-held P-256 private key in CryptoKit's shape: made in a keychain's keeper, or
+/// restored from its ``dataRepresentation``.
+public protocol KeeperPrivateKey: Sendable {
+    /// The key as the keychain knows it.
+    var handle: KeeperKeyHandle { get }
+    /// The public half.
+    var publicKey: PublicKey { get }
+    /// A key from its handle and public half.
+    init(handle: KeeperKeyHandle, publicKey: PublicKey)
+}
+
+extension KeeperPrivateKey {
+    /// Makes a key in `keychain`'s keeper. The default access control is CryptoKit's:
+    /// `afterFirstUnlockThisDeviceOnly`, no flags (every use allowed, 9.5.4).
+    public init(
+        accessControl: AccessControl? = nil, label: String? = nil, accessGroup: String? = nil,
+        in keychain: any KeychainAccess
+    ) async throws(KeygateError) {
+        let (handle, publicKey) = try await KeeperKeyHandle.make(
+            .p256, accessControl: accessControl, label: label, accessGroup: accessGroup, in: keychain)
+        self.init(handle: handle, publicKey: publicKey)
+    }
+
+    /// The key `dataRepresentation` names, in `keychain`.
+    /// - Throws: `errSecParam` for bytes that are no handle; `errSecItemNotFound` when
+    ///   `keychain` keeps no such key.
+    public init(dataRepresentation: [UInt8], in keychain: any KeychainAccess) async throws(KeygateError) {
+        let (handle, publicKey) = try await KeeperKeyHandle.restore(dataRepresentation, in: keychain)
+        self.init(handle: handle, publicKey: publicKey)
+    }
+
+    /// The handle's bytes, to keep and restore the key with (no key material).
+    public var dataRepresentation: [UInt8] { handle.bytes }
 }
 
 /// What names a keeper key to the keychain that keeps it: its access group and application

@@ -158,12 +158,7 @@ extension Keychain {
                 if let label = changes.label { updated.label = label }
                 if let tag = changes.applicationTag { updated.applicationTag = tag }
                 updated.modified = now
-                let rules = keychain.decide(.update, Self.ruled(record.fields))
-                _ = try keychain.refuseEarly(rules, .update, Self.ruled(record.fields))
-                try keychain.auditor.record(
-                    AuditEvent(
-                        kind: .update, item: record.fields.auditIdentity, accessControl: record.fields.accessControl,
-                        decision: .allow, reasons: [.operationNeedsNoAuthentication(.update)]))
+                try keychain.admitWithoutProof(.update, record)
                 try keychain.auditor.commit()
                 do throws(KeygateError) {
                     try keys.updateKey(record, to: updated, joining: keychain.auditor.call)
@@ -182,14 +177,7 @@ extension Keychain {
         try await inCall { (keychain) async throws(KeygateError) in
             let keys = try keychain.keyItems()
             let records = try keychain.records(query, kind: .delete)
-            for record in records {
-                let rules = keychain.decide(.delete, Self.ruled(record.fields))
-                _ = try keychain.refuseEarly(rules, .delete, Self.ruled(record.fields))
-                try keychain.auditor.record(
-                    AuditEvent(
-                        kind: .delete, item: record.fields.auditIdentity, accessControl: record.fields.accessControl,
-                        decision: .allow, reasons: [.operationNeedsNoAuthentication(.delete)]))
-            }
+            for record in records { try keychain.admitWithoutProof(.delete, record) }
             try keychain.auditor.commit()
             do throws(KeygateError) {
                 try keys.deleteKeys(records, joining: keychain.auditor.call)
@@ -340,6 +328,18 @@ extension Keychain {
     }
 
     // MARK: - shared
+
+    /// An update or delete of a key row, which needs no proof (spec 9.6): refused when the
+    /// organisation's rules forbid it, else recorded as allowed.
+    private func admitWithoutProof(_ operation: Operation, _ record: KeyRecord) throws(KeygateError) {
+        let action = PolicyAction(operation)
+        _ = try refuseEarly(decide(action, Self.ruled(record.fields)), action, Self.ruled(record.fields))
+        try auditor.record(
+            AuditEvent(
+                kind: AuditEvent.Kind(operation), item: record.fields.auditIdentity,
+                accessControl: record.fields.accessControl, decision: .allow,
+                reasons: [.operationNeedsNoAuthentication(operation)]))
+    }
 
     /// The store's keys, or `errSecUnimplemented` for a store that keeps none.
     func keyItems() throws(KeygateError) -> any KeyItemStore {

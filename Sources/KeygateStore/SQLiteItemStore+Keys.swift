@@ -54,8 +54,9 @@ extension SQLiteItemStore: KeyItemStore {
         var damage: [String] = []
         let group = row.text(1) ?? ""
         let typeText = row.text(5) ?? ""
-        let type = KeyType(rawValue: typeText) ?? .p256
-        if KeyType(rawValue: typeText) == nil { damage.append("its type '\(typeText)' is not a key type") }
+        let parsedType = KeyType(rawValue: typeText)
+        if parsedType == nil { damage.append("its type '\(typeText)' is not a key type") }
+        let type = parsedType ?? .p256
         let controlText = row.text(10) ?? ""
         var control = AccessControl(unsatisfiableWith: .whenUnlocked)
         if let parsed = try? AccessControl(textForm: controlText) {

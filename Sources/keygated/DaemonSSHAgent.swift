@@ -34,67 +34,54 @@ struct DaemonSSHAgent: Sendable {
     ///   `errSecAuthFailed` for a peer of another uid, `errSecAllocate` past the limit; the socket
     ///   is then closed.
     func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String]) throws(KeygateError) {
+        // Until the serving thread owns them, every way out closes what was opened.
+        var pidfd: Int32 = -1
+        var counted = false
+        var handedOn = false
+        defer {
+            if !handedOn {
+                if counted { Self.connections.withLock { $0 -= 1 } }
+                if pidfd >= 0 { close(pidfd) }
+                close(socket)
+            }
+        }
         var type: Int32 = 0
         var domain: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(socket, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue),
             getsockopt(socket, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0, domain == AF_UNIX
-        else {
-            close(socket)
-            throw KeygateError(.param, "the descriptor handed over is not a Unix stream socket")
-        }
+        else { throw KeygateError(.param, "the descriptor handed over is not a Unix stream socket") }
         let peer: PeerIdentity
-        let pidfd: Int32
         do throws(PeerIdentityError) {
             (peer, pidfd) = try PeerIdentity.establish(
                 socket: socket, acceptedTicks: PeerIdentity.acceptedNow(), session: Server.session(of:))
         } catch {
-            close(socket)
             throw KeygateError(.param, "the handed-over connection's caller cannot be established: \(error)")
         }
         guard peer.uid == passer.uid else {
-            close(pidfd)
-            close(socket)
             throw KeygateError(
                 .authFailed, "the handed-over connection's caller is uid \(peer.uid), not the passer's \(passer.uid)")
         }
-        guard
-            Self.connections.withLock({ count in
-                guard count < Self.maximumConnections else { return false }
-                count += 1
-                return true
-            })
-        else {
-            close(pidfd)
-            close(socket)
-            throw KeygateError(.allocate, "too many SSH agent connections")
+        counted = Self.connections.withLock { count in
+            guard count < Self.maximumConnections else { return false }
+            count += 1
+            return true
         }
-        let backend: Backend
-        do throws(KeygateError) {
-            backend = try Backend(
-                peer: peer, pidfd: pidfd, socket: socket, keychains: keychains, configuration: configuration,
-                accessGroups: accessGroups)
-        } catch {
-            Self.connections.withLock { $0 -= 1 }
-            close(pidfd)
-            close(socket)
-            throw error
-        }
+        guard counted else { throw KeygateError(.allocate, "too many SSH agent connections") }
+        let backend = try Backend(
+            peer: peer, pidfd: pidfd, socket: socket, keychains: keychains, configuration: configuration,
+            accessGroups: accessGroups)
         Log.line("uid \(peer.uid) pid \(peer.pid) (\(peer.executable)): SSH agent connection taken over")
-        let started = Threads.detach {
-            SSHAgentConnection.serve(socket, identity: peer, pidfd: pidfd, backend: backend) {
+        let pinned = pidfd
+        handedOn = Threads.detach {
+            SSHAgentConnection.serve(socket, identity: peer, pidfd: pinned, backend: backend) {
                 Log.line("uid \(peer.uid) pid \(peer.pid): ssh-agent: \($0)")
             }
             Self.connections.withLock { $0 -= 1 }
-            close(pidfd)
+            close(pinned)
             close(socket)
         }
-        if !started {
-            Self.connections.withLock { $0 -= 1 }
-            close(pidfd)
-            close(socket)
-            throw KeygateError(.allocate, "no thread could be made for the SSH agent connection")
-        }
+        guard handedOn else { throw KeygateError(.allocate, "no thread could be made for the SSH agent connection") }
     }
 
     /// The agent's way into the peer's keychain: requests with no prompt channel of their own

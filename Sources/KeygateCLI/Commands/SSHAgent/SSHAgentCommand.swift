@@ -46,6 +46,13 @@ struct SSHAgentCommand: Command {
         accessGroup = arguments.value(ItemOptions.accessGroup)
     }
 
+    /// The groups whose keys are served: the CLI's own first, so a group the organisation grants
+    /// only to some programs (`grant access-group "G" to program "/usr/bin/ssh"`) is left out for
+    /// the others, its keys invisible to them, rather than failing every request of theirs.
+    var servedGroups: [String] {
+        [Session.defaultGroup] + (accessGroup.map { $0 == Session.defaultGroup ? [] : [$0] } ?? [])
+    }
+
     func run(_ context: CommandContext) async throws(KeygateError) -> ExitStatus {
         if case .daemon(let daemonSocket) = context.global.mode {
             return try await handOver(to: daemonSocket, context)
@@ -60,12 +67,8 @@ struct SSHAgentCommand: Command {
             environment: LinuxWiring.deviceEnvironment, onWarning: { console.err("keygate: warning: \($0)") })
         let source: (any PassphraseSource)? =
             passphraseDescriptor.map { FileDescriptorPassphraseSource(descriptor: $0) } ?? global.pam.passphraseSource()
-        // The CLI's own group first: a group the organisation grants only to some programs
-        // (`grant access-group "G" to program "/usr/bin/ssh"`) is then left out for the others,
-        // its keys invisible to them, rather than failing every request of theirs.
-        let groups = [Session.defaultGroup] + (accessGroup.map { $0 == Session.defaultGroup ? [] : [$0] } ?? [])
         let backend = EmbeddedSSHAgentBackend(
-            store: store, accessGroups: groups, device: device, ledger: ledger,
+            store: store, accessGroups: servedGroups, device: device, ledger: ledger,
             policies: global.policySet, sink: JSONLinesAuditSink(path: paths.audit, anchors: store), source: source,
             pam: global.pam, reuseSeconds: global.device.reuseSeconds, console: console)
         let listener = try SSHAgentListener(path: socket)
@@ -91,14 +94,13 @@ struct SSHAgentCommand: Command {
                 .param, "through keygated, proofs are asked by the session's keygate agent: --passphrase-fd is for it")
         }
         let console = context.console
-        let groups = [Session.defaultGroup] + (accessGroup.map { $0 == Session.defaultGroup ? [] : [$0] } ?? [])
         let listener = try SSHAgentListener(path: socket)
         StopOnSignal.removing(socket)
         let log: @Sendable (String) -> Void = { console.err("keygate ssh-agent: \($0)") }
         try listener.start(log: log) { client, _ in
             defer { close(client) }
             do throws(KeygateError) {
-                try SSHAgentHandOff.pass(client, to: daemonSocket, accessGroups: groups)
+                try SSHAgentHandOff.pass(client, to: daemonSocket, accessGroups: servedGroups)
             } catch {
                 log("keygated refused a connection: \(error.message)")
             }
