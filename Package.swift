@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "keygated",
             dependencies: [
-                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CSystemd",
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CPeer", "CSystemd",
                 "KeygateServing", "KeygateSSHAgent", "KeygateItems", "KeygateAudit",
                 "KeygatePAM", "CCommandLine",
             ]),

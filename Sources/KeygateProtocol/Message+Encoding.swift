@@ -90,8 +90,9 @@ extension Message {
         case .createKey, .findKeys, .updateKeys, .deleteKeys, .sign, .keyAgreement, .keys, .signature,
             .sharedSecret, .decrypt, .plaintext:
             encodeKeyMessage(into: &w)
-        case .sshAgentConnection(let groups):
+        case .sshAgentConnection(let groups, let reuseSeconds):
             w.strings(groups)
+            w.uint32(reuseSeconds)
         case .error(let status, let message, let cause):
             w.int32(status)
             w.string(message)

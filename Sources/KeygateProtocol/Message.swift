@@ -65,9 +65,11 @@ public enum Message: Sendable, Equatable {
     case decrypt(message: [UInt8], algorithm: ECIESAlgorithm, key: KeyQuery, reuseSeconds: UInt32 = 0)
     /// Client: serve the SSH agent protocol on the socket passed with this frame (`SCM_RIGHTS`),
     /// for the program the kernel names as that socket's peer, with the keys of `accessGroups`
-    /// (as the organisation grants them to that program); answered with ``done``, then served
-    /// by the daemon until the peer closes it.
-    case sshAgentConnection(accessGroups: [String])
+    /// (as the organisation grants them to that program), a proof standing for the next
+    /// signatures of the same uid, logind session and terminal for `reuseSeconds` (at most
+    /// 300; 0: each signature asks; never for a forwarded agent); answered with ``done``, then
+    /// served by the daemon until the peer closes it.
+    case sshAgentConnection(accessGroups: [String], reuseSeconds: UInt32 = 0)
     /// Daemon: the connection's first frame (request id 0), sent once the daemon has read the
     /// caller's identity from the kernel: ``ChallengeNonce/size`` fresh random bytes that `hello` must echo.
     case challenge(nonce: [UInt8])

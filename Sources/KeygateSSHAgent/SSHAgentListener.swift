@@ -49,7 +49,11 @@ public final class SSHAgentListener: Sendable {
             close(fd)
             throw Self.failure("bind(\(temporary))", bindError)
         }
-        guard chmod(temporary, 0o600) == 0, listen(fd, 64) == 0, rename(temporary, path) == 0 else {
+        // Set before anyone connects, so the kernel names the writer of every chunk, the first
+        // request included (``SSHAgentConnection/serve(_:identity:pidfd:backend:log:)``).
+        guard SenderCheckedRead.passCredentials(fd), chmod(temporary, 0o600) == 0, listen(fd, 64) == 0,
+            rename(temporary, path) == 0
+        else {
             let code = errno
             unlink(temporary)
             close(fd)
@@ -134,16 +138,21 @@ public final class SSHAgentListener: Sendable {
 /// ``SSHAgentSession``, on the calling thread.
 public enum SSHAgentConnection {
     /// Serves `client`, whose caller is `identity` (pinned by `pidfd`), until it closes, breaks
-    /// the protocol or its process runs another program; closes neither descriptor.
+    /// the protocol, its process runs another program, or bytes come that another process wrote
+    /// (the descriptor handed on: the kernel names each chunk's writer); closes neither descriptor.
     public static func serve(
         _ client: Int32, identity: PeerIdentity, pidfd: Int32, backend: any SSHAgentBackend,
         log: @escaping @Sendable (String) -> Void
     ) {
+        guard SenderCheckedRead.passCredentials(client) else {
+            log("SO_PASSCRED cannot be set on the connection of pid \(identity.pid) (errno \(errno)): it was closed")
+            return
+        }
         var session = SSHAgentSession(
             peer: SSHAgentPeer(
                 uid: identity.uid, pid: identity.pid, executable: identity.executable, program: identity.program),
             backend: backend, log: log)
-        while let payload = readFrame(client, log: log) {
+        while let payload = readFrame(client, from: identity.pid, log: log) {
             guard identity.stillRuns(pidfd: pidfd) else {
                 log("pid \(identity.pid) no longer runs \(identity.executable): its connection was closed")
                 return
@@ -163,26 +172,33 @@ public enum SSHAgentConnection {
         }
     }
 
-    /// One frame's payload, or nil at the end of the stream, after a read error, or for a
-    /// frame that is empty or longer than ``SSHAgentRequest/maximumLength`` (the connection is
-    /// then closed, as OpenSSH's agent does).
-    private static func readFrame(_ fd: Int32, log: @Sendable (String) -> Void) -> [UInt8]? {
-        guard let header = readExactly(fd, 4) else { return nil }
+    /// One frame's payload written by `writer`, or nil at the end of the stream, after a read
+    /// error, for bytes another process wrote, or for a frame that is empty or longer than
+    /// ``SSHAgentRequest/maximumLength`` (the connection is then closed, as OpenSSH's agent does).
+    private static func readFrame(_ fd: Int32, from writer: Int32, log: @Sendable (String) -> Void) -> [UInt8]? {
+        guard let header = readExactly(fd, 4, from: writer, log: log) else { return nil }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
         guard length > 0, length <= SSHAgentRequest.maximumLength else {
             log("a frame of \(length) bytes (at most \(SSHAgentRequest.maximumLength)): the connection was closed")
             return nil
         }
-        return readExactly(fd, length)
+        return readExactly(fd, length, from: writer, log: log)
     }
 
-    private static func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+    private static func readExactly(_ fd: Int32, _ count: Int, from writer: Int32, log: @Sendable (String) -> Void)
+        -> [UInt8]?
+    {
         var buffer = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
-            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return nil }
+            let outcome = buffer.withUnsafeMutableBytes {
+                SenderCheckedRead.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...]))
+            }
+            guard case .bytes(let got, let sender) = outcome else { return nil }
+            guard sender == writer else {
+                log("bytes written by pid \(sender), not by the connection's caller pid \(writer): the connection was closed")
+                return nil
+            }
             filled += got
         }
         return buffer

@@ -126,8 +126,8 @@ final class Connection: Sendable {
         case .registerAgent:
             serveAsAgent(requestID: frame.requestID)
             return false
-        case .sshAgentConnection(let groups):
-            return takeOver(groups: groups, requestID: frame.requestID)
+        case .sshAgentConnection(let groups, let reuseSeconds):
+            return takeOver(groups: groups, reuseSeconds: reuseSeconds, requestID: frame.requestID)
         default:
             reader.discardPassedDescriptors()
             return run(message, requestID: frame.requestID, handler: handler)
@@ -165,7 +165,7 @@ final class Connection: Sendable {
 
     /// Hands the SSH agent connection passed with the frame to ``DaemonSSHAgent``; `done`, or the
     /// refusal (the descriptor is closed either way when not taken).
-    private func takeOver(groups: [String], requestID: UInt32) -> Bool {
+    private func takeOver(groups: [String], reuseSeconds: UInt32, requestID: UInt32) -> Bool {
         guard keychain.withLock({ $0 }) != nil else { return false }
         guard let passed = reader.takePassedDescriptor() else {
             return wire.reply(
@@ -179,8 +179,15 @@ final class Connection: Sendable {
                 requestID: requestID)
         }
         do throws(KeygateError) {
+            let reuse: ReuseWindow
+            do throws(KeygateError) {
+                reuse = try ReuseWindow(seconds: reuseSeconds)
+            } catch {
+                close(passed)
+                throw error
+            }
             try DaemonSSHAgent(keychains: keychains, configuration: configuration).takeOver(
-                passed, from: identity, accessGroups: groups)
+                passed, from: identity, accessGroups: groups, reuse: reuse)
             return wire.reply(.done, requestID: requestID)
         } catch {
             Log.line("uid \(identity.uid) pid \(identity.pid): SSH agent connection refused: \(error.message)")

@@ -26,21 +26,26 @@ struct DaemonSSHAgent: Sendable {
 
     /// The most handed-off agent connections served at once, over all uids.
     static let maximumConnections = 256
-    private static let connections = Mutex(0)
+    /// The most served at once for one uid (so one user cannot take them all).
+    static let maximumConnectionsPerUser = 64
+    /// The connections served now, per uid.
+    private static let connections = Mutex([UInt32: Int]())
 
     /// Takes over `socket` for the passer `passer`: checks who its peer is and serves it on a
-    /// thread of its own.
+    /// thread of its own, a proof of the peer's terminal standing for `reuse`.
     /// - Throws: `errSecParam` for a descriptor that is not a connected Unix stream socket,
-    ///   `errSecAuthFailed` for a peer of another uid, `errSecAllocate` past the limit; the socket
-    ///   is then closed.
-    func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String]) throws(KeygateError) {
+    ///   `errSecAuthFailed` for a peer of another uid, `errSecAllocate` past either limit; the
+    ///   socket is then closed.
+    func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String], reuse: ReuseWindow)
+        throws(KeygateError)
+    {
         // Until the serving thread owns them, every way out closes what was opened.
         var pidfd: Int32 = -1
         var counted = false
         var handedOn = false
         defer {
             if !handedOn {
-                if counted { Self.connections.withLock { $0 -= 1 } }
+                if counted { Self.release(passer.uid) }
                 if pidfd >= 0 { close(pidfd) }
                 close(socket)
             }
@@ -62,49 +67,63 @@ struct DaemonSSHAgent: Sendable {
             throw KeygateError(
                 .authFailed, "the handed-over connection's caller is uid \(peer.uid), not the passer's \(passer.uid)")
         }
-        counted = Self.connections.withLock { count in
-            guard count < Self.maximumConnections else { return false }
-            count += 1
+        counted = Self.connections.withLock { counts in
+            let total = counts.values.reduce(0, +)
+            guard total < Self.maximumConnections, counts[peer.uid, default: 0] < Self.maximumConnectionsPerUser
+            else { return false }
+            counts[peer.uid, default: 0] += 1
             return true
         }
-        guard counted else { throw KeygateError(.allocate, "too many SSH agent connections") }
+        guard counted else {
+            throw KeygateError(
+                .allocate,
+                "too many SSH agent connections (at most \(Self.maximumConnectionsPerUser) a uid, "
+                    + "\(Self.maximumConnections) in all)")
+        }
         let backend = try Backend(
-            peer: peer, pidfd: pidfd, socket: socket, keychains: keychains, configuration: configuration,
-            accessGroups: accessGroups)
+            peer: peer, pidfd: pidfd, keychains: keychains, configuration: configuration,
+            accessGroups: accessGroups, reuse: reuse)
         Log.line("uid \(peer.uid) pid \(peer.pid) (\(peer.executable)): SSH agent connection taken over")
         let pinned = pidfd
         handedOn = Threads.detach {
             SSHAgentConnection.serve(socket, identity: peer, pidfd: pinned, backend: backend) {
                 Log.line("uid \(peer.uid) pid \(peer.pid): ssh-agent: \($0)")
             }
-            Self.connections.withLock { $0 -= 1 }
+            Self.release(peer.uid)
             close(pinned)
             close(socket)
         }
         guard handedOn else { throw KeygateError(.allocate, "no thread could be made for the SSH agent connection") }
     }
 
+    /// One connection of `uid` ended.
+    private static func release(_ uid: UInt32) {
+        connections.withLock { counts in
+            counts[uid, default: 1] -= 1
+            if counts[uid] == 0 { counts[uid] = nil }
+        }
+    }
+
     /// The agent's way into the peer's keychain: requests with no prompt channel of their own
     /// (the SSH agent protocol has none), so proofs go to the session's authentication agent.
+    /// A proof made for one signature stands for the next ones of the same uid, logind session
+    /// and terminal (the daemon's ``ProofCache``, as for the Keygate socket) within the window
+    /// the hand-off asked for; a signature for a forwarded agent neither reuses nor asks for one.
     final class Backend: SSHAgentBackend {
         let keychain: CallerKeychain
         let relay: PromptRelay
         let caller: DaemonCaller
+        let reuse: ReuseWindow
 
         init(
-            peer: PeerIdentity, pidfd: Int32, socket: Int32, keychains: UserKeychains, configuration: Configuration,
-            accessGroups: [String]
+            peer: PeerIdentity, pidfd: Int32, keychains: UserKeychains, configuration: Configuration,
+            accessGroups: [String], reuse: ReuseWindow
         ) throws(KeygateError) {
             // The relay carries the request in flight to the authenticator (which then asks the
-            // session's agent); nothing is ever relayed on this socket.
-            let wire = Wire(
-                socket: socket, maximumFrameLength: configuration.maximumFrameLength, sendMilliseconds: 1000,
-                who: "uid \(peer.uid) pid \(peer.pid)")
-            let reader = FrameReader(
-                socket: socket, maximumFrameLength: configuration.maximumFrameLength, frameMilliseconds: 1000,
-                opener: peer.pid)
-            relay = PromptRelay(wire: wire, reader: reader, timeoutSeconds: configuration.promptTimeoutSeconds)
+            // session's agent): the agent protocol has no prompt channel of its own.
+            relay = PromptRelay(timeoutSeconds: configuration.promptTimeoutSeconds)
             caller = DaemonCaller(identity: peer, pidfd: pidfd)
+            self.reuse = reuse
             keychain = try keychains.keychain(
                 for: peer, accessGroups: accessGroups.isEmpty ? ["keygate"] : accessGroups, relay: relay)
         }
@@ -125,15 +144,18 @@ struct DaemonSSHAgent: Sendable {
             let query = KeyQuery(
                 applicationLabel: key.applicationLabel, type: key.type, accessGroup: key.accessGroup,
                 operationPrompt: "SSH signature with key \(key.label ?? key.applicationLabelHex)")
+            let window = forwarded ? 0 : UInt32(reuse.seconds)
             guard
                 let request = try DaemonRequest(
-                    .sign(input: data, algorithm: algorithm, key: query), caller: caller, frontend: .sshAgent)
+                    .sign(input: data, algorithm: algorithm, key: query, reuseSeconds: window), caller: caller,
+                    frontend: .sshAgent)
             else { throw KeygateError(.internalError, "a signature is a request") }
             relay.begin(PromptRelay.Scope(requestID: 1, request: request))
             defer { relay.finish() }
             keychain.device.begin()
+            let context = keychain.authenticator?.reuseContext(for: request, device: keychain.device)
             return try await keychain.keychain.sign(
-                data, algorithm: algorithm, key: query, context: nil,
+                data, algorithm: algorithm, key: query, context: context,
                 notes: destination.map { [.destination($0.description)] } ?? [])
         }
     }

@@ -1,4 +1,4 @@
-import CKeygated
+import CPeer
 import Glibc
 import KeygateProtocol
 import KeygateStore
@@ -90,7 +90,7 @@ final class FrameReader: Sendable {
                 }
                 var sender: Int32 = 0
                 var descriptor: Int32 = -1
-                let count = keygated_recv_with_sender(
+                let count = keygate_recv_with_sender(
                     socket, &state.buffer, UInt(state.buffer.count), deadline == nil ? 0 : Int32(MSG_DONTWAIT), &sender,
                     &descriptor)
                 if descriptor >= 0 && state.passed == nil {

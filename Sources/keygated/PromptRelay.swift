@@ -25,6 +25,10 @@ import Synchronization
 /// have already come are read without waiting, so a `cancel` sent before any prompt (while
 /// the facade evaluated, or a module worked without a conversation) ends the request at its
 /// first prompt.
+///
+/// A frontend with no prompt channel (the SSH agent protocol) has a relay without a connection
+/// (``init(timeoutSeconds:)``): it carries the request in flight and the attempt's bookkeeping to
+/// the authenticator, which asks the session's agent instead; it answers every prompt nil.
 final class PromptRelay: PassphraseSource {
     /// How the connection itself fared while a request read its socket.
     enum Loss: Sendable, Equatable {
@@ -53,14 +57,27 @@ final class PromptRelay: PassphraseSource {
         var timedOut: UInt32?
     }
 
-    private let wire: Wire
-    private let reader: FrameReader
+    /// The connection prompts are relayed over.
+    private struct Channel: Sendable {
+        let wire: Wire
+        let reader: FrameReader
+    }
+
+    private let channel: Channel?
     private let timeoutSeconds: Int
     private let state = Mutex(State())
 
+    /// A relay over the connection `wire` writes and `reader` reads, each prompt waiting at
+    /// most `timeoutSeconds` for its answer.
     init(wire: Wire, reader: FrameReader, timeoutSeconds: Int) {
-        self.wire = wire
-        self.reader = reader
+        self.channel = Channel(wire: wire, reader: reader)
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    /// A relay for a frontend with no prompt channel: nothing is relayed (every prompt is
+    /// answered nil); an agent asked instead waits at most `timeoutSeconds`.
+    init(timeoutSeconds: Int) {
+        self.channel = nil
         self.timeoutSeconds = timeoutSeconds
     }
 
@@ -118,15 +135,15 @@ final class PromptRelay: PassphraseSource {
     // MARK: - PassphraseSource (the PAM thread's side)
 
     func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
-        guard let requestID = openRequest(), readArrived() else { return nil }
+        guard let channel, let requestID = openRequest(), readArrived(channel) else { return nil }
         let style: PromptStyle = prompt.echo ? .echoOn : .echoOff
-        guard wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true) else {
+        guard channel.wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true) else {
             state.withLock { $0.ended = true }
             return nil
         }
         let deadline = FrameReader.monotonicMilliseconds() + Int64(timeoutSeconds) * 1000
         while true {
-            switch outcome(of: reader.next(deadline: deadline)) {
+            switch outcome(of: channel.reader.next(deadline: deadline), channel) {
             case .answered(let passphrase): return passphrase
             case .ended: return nil
             case .carryOn: continue
@@ -142,9 +159,9 @@ final class PromptRelay: PassphraseSource {
     }
 
     func show(_ message: PAMMessage) {
-        guard let requestID = openRequest(), readArrived() else { return }
+        guard let channel, let requestID = openRequest(), readArrived(channel) else { return }
         let style: PromptStyle = message.kind == .info ? .textInfo : .errorMessage
-        _ = wire.prompt(.prompt(style: style, text: message.text), requestID: requestID, expectsAnswer: false)
+        _ = channel.wire.prompt(.prompt(style: style, text: message.text), requestID: requestID, expectsAnswer: false)
     }
 
     // MARK: - Reading the socket for the request
@@ -162,9 +179,9 @@ final class PromptRelay: PassphraseSource {
 
     /// Reads, without waiting, the frames that have come since the request began; false when
     /// one of them ended it (a `cancel`, a disconnect, a frame out of order).
-    private func readArrived() -> Bool {
+    private func readArrived(_ channel: Channel) -> Bool {
         while true {
-            switch outcome(of: reader.next(deadline: 0)) {
+            switch outcome(of: channel.reader.next(deadline: 0), channel) {
             case .answered, .ended: return false
             case .carryOn: continue
             case nil: return true
@@ -174,18 +191,18 @@ final class PromptRelay: PassphraseSource {
 
     /// What one read of the socket means for the request: a frame acted on (``act(on:)``), a
     /// disconnect or bytes that are no frame ending it; nil when nothing (whole) came in time.
-    private func outcome(of read: FrameReader.Read) -> Outcome? {
+    private func outcome(of read: FrameReader.Read, _ channel: Channel) -> Outcome? {
         switch read {
         case .frame(var frame):
             defer { frame.wipe() }
-            return act(on: frame)
+            return act(on: frame, channel)
         case .timedOut:
             return nil
         case .closed:
             lose(.disconnected)
             return .ended
         case .broken(let error):
-            wire.refuse(error)
+            channel.wire.refuse(error)
             lose(.refused)
             return .ended
         }
@@ -193,8 +210,8 @@ final class PromptRelay: PassphraseSource {
 
     /// Checks `frame` against the order and acts on it: an answer (nil: a cancel), a cancel,
     /// a late cancel (nothing), anything else a protocol error that ends the connection.
-    private func act(on frame: Frame) -> Outcome {
-        guard let message = wire.admit(frame) else {
+    private func act(on frame: Frame, _ channel: Channel) -> Outcome {
+        guard let message = channel.wire.admit(frame) else {
             lose(.refused)
             return .ended
         }
@@ -206,7 +223,7 @@ final class PromptRelay: PassphraseSource {
             return .ended
         default:
             // The sequence check admits nothing else while a request is in flight.
-            wire.refuse(.outOfOrder("\(frame.type) while request \(frame.requestID) waits"))
+            channel.wire.refuse(.outOfOrder("\(frame.type) while request \(frame.requestID) waits"))
             lose(.refused)
             return .ended
         }

@@ -1,4 +1,5 @@
 import CKeygated
+import CPeer
 import Dispatch
 import Glibc
 import KeygatePolicy
@@ -62,7 +63,7 @@ final class Server: Sendable {
         }
         // Before any client can connect: every connection then names, with each chunk read, the
         // process that sent it (FrameReader refuses bytes from any other than the one that connected).
-        guard keygated_pass_credentials(fd) == 0, chmod(temporary, 0o666) == 0, Glibc.listen(fd, 512) == 0,
+        guard keygate_pass_credentials(fd) == 0, chmod(temporary, 0o666) == 0, Glibc.listen(fd, 512) == 0,
             rename(temporary, path) == 0
         else {
             let code = errno

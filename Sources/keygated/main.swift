@@ -1,4 +1,5 @@
 import CKeygated
+import CPeer
 import Glibc
 import Keygate
 import KeygateServing
@@ -48,7 +49,7 @@ do throws(StartupError) {
         fd = inherited.fd
         // keygate.socket sets it (PassCredentials=yes) before any client connects; a unit
         // without it gets it now, for the connections to come.
-        guard keygated_pass_credentials(fd) == 0 else {
+        guard keygate_pass_credentials(fd) == 0 else {
             throw StartupError("cannot set SO_PASSCRED on the socket from systemd (errno \(errno))")
         }
     } else {

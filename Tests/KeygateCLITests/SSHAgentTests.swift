@@ -211,6 +211,24 @@ import Testing
         #expect(agent.logText.contains("adding keys through the agent is refused"))
     }
 
+    /// Bytes that a process other than the one that connected wrote (a child it forked holding
+    /// the socket) end the connection: the agent reads each chunk's writer from the kernel
+    /// (SO_PASSCRED), so a program cannot lend its connection, and the grants of its
+    /// executable, to another. The connecting process itself is answered.
+    @Test func bytesWrittenByAnotherProcessCloseTheConnection() throws {
+        let world = try Self.world([["--type", "ed25519", "--label", "only"]])
+        let agent = try SSHAgentProcess(world, passphrases: nil)
+        defer { agent.stop() }
+        let script =
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path
+            + "/Scripts/ssh-agent-fork-writer.py"
+        let ran = try Tool.run("/usr/bin/python3", [script, agent.socket])
+        let lines = ran.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("own ") && $0 != "own 0" }, "\(ran)")
+        #expect(lines.contains("child 0"), "\(ran)\n\(agent.logText)")
+        #expect(agent.logText.contains("not by the connection's caller pid"), "\(agent.logText)")
+    }
+
     /// Another uid is not served, even when the socket's mode would let it connect.
     @Test func anotherUidIsNotServed() throws {
         try #require(geteuid() == 0, "the test switches to another uid (CI runs the tests as root)")

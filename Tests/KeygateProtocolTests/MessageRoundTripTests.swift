@@ -86,7 +86,7 @@ import Testing
                 modified: Timestamp(nanoseconds: 0)),
         ]),
         .keys([]),
-        .sshAgentConnection(accessGroups: ["keygate", "deploy"]),
+        .sshAgentConnection(accessGroups: ["keygate", "deploy"], reuseSeconds: 60),
         .decrypt(
             message: Array(repeating: 4, count: 90), algorithm: .cofactorVariableIVX963SHA256AESGCM,
             key: KeyQuery(label: "inbox"), reuseSeconds: 5),

@@ -3,7 +3,8 @@
 
 // Who is on the other end of a Unix socket, as the kernel says, with the calls Swift cannot
 // make directly: the peer credentials (struct ucred needs _GNU_SOURCE), the peer's pidfd
-// (SO_PEERPIDFD, Linux >= 6.5) and pidfd_open (a raw syscall; syscall() is variadic). No other
+// (SO_PEERPIDFD, Linux >= 6.5), pidfd_open (a raw syscall; syscall() is variadic) and the
+// sender of each chunk read (SCM_CREDENTIALS control messages). No other
 // library is linked: every frontend of Keygate (keygated, the embedded SSH agent) uses it.
 
 #include <stdint.h>
@@ -31,5 +32,17 @@ int keygate_accept(int socket);
 /// (SCM_RIGHTS, MSG_NOSIGNAL): the bytes sent (all, or some: the descriptor goes with the
 /// first byte), or -1 with errno.
 long keygate_send_with_descriptor(int socket, const void *buffer, unsigned long length, int descriptor);
+
+/// Sets SO_PASSCRED on `socket` (a listening socket's connections inherit it): the kernel then
+/// names the sending process of every chunk a read returns. 0, or -1 with errno.
+int keygate_pass_credentials(int socket);
+
+/// recv(socket, buffer, length, flags) that also reports the pid of the process that sent the
+/// bytes (SCM_CREDENTIALS, with SO_PASSCRED set) and takes a descriptor passed with them
+/// (SCM_RIGHTS, close-on-exec): the byte count (0 at the end of the stream), or -1 with errno;
+/// `sender` is 0 when the kernel attached no credentials; `descriptor` is the one descriptor
+/// passed, -1 when none was, -2 when more than one (or a truncated set) came, all of them closed.
+long keygate_recv_with_sender(
+    int socket, void *buffer, unsigned long length, int flags, int32_t *sender, int32_t *descriptor);
 
 #endif

@@ -32,6 +32,9 @@ struct SSHAgentCommand: Command {
             served. Prints SSH_AUTH_SOCK=PATH on standard output. Through keygated (--daemon),
             each connection is handed to the daemon, which serves it with its keys for the
             program the kernel names as the peer, and asks proofs of the session's keygate agent.
+            With --reuse-seconds S (at most 300), a proof stands for S seconds: for the same
+            requesting program here, for the same login session and terminal through keygated;
+            never for a forwarded agent.
             """,
         options: [socketOption, PAMOptions.passphraseDescriptor, ItemOptions.accessGroup], loadsPolicies: true,
         choosesMode: true)
@@ -94,13 +97,15 @@ struct SSHAgentCommand: Command {
                 .param, "through keygated, proofs are asked by the session's keygate agent: --passphrase-fd is for it")
         }
         let console = context.console
+        let reuseSeconds = UInt32(context.global.device.reuseSeconds)
         let listener = try SSHAgentListener(path: socket)
         StopOnSignal.removing(socket)
         let log: @Sendable (String) -> Void = { console.err("keygate ssh-agent: \($0)") }
         try listener.start(log: log) { client, _ in
             defer { close(client) }
             do throws(KeygateError) {
-                try SSHAgentHandOff.pass(client, to: daemonSocket, accessGroups: servedGroups)
+                try SSHAgentHandOff.pass(
+                    client, to: daemonSocket, accessGroups: servedGroups, reuseSeconds: reuseSeconds)
             } catch {
                 log("keygated refused a connection: \(error.message)")
             }
