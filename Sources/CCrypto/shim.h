@@ -1,8 +1,9 @@
 #ifndef KEYGATE_CCRYPTO_SHIM_H
 #define KEYGATE_CCRYPTO_SHIM_H
 
-// OpenSSL's libcrypto (Debian: libssl-dev): P-256 keys, ECDSA, ECDH and AES-GCM through the
-// EVP interface only (none of its deprecated low-level calls).
+// OpenSSL's libcrypto (Debian: libssl-dev): P-256 keys, ECDSA, ECDH and AES-GCM, and the check of
+// an SSH server's RSA or ECDSA host key signature, through the EVP interface only (none of its
+// deprecated low-level calls).
 #include <openssl/evp.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>

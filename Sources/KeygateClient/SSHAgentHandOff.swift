@@ -13,13 +13,16 @@ public enum SSHAgentHandOff {
     ///   `errSecParam` for a descriptor that is not a connected Unix socket), or
     ///   `errSecNotAvailable` naming the socket when no daemon answers.
     public static func pass(
-        _ connection: Int32, to socketPath: String, accessGroups: [String], reuseSeconds: UInt32 = 0, clientName: String = "keygate ssh-agent"
+        _ connection: Int32, to socketPath: String, accessGroups: [String], reuseSeconds: UInt32 = 0,
+        clientName: String = "keygate ssh-agent"
     ) throws(KeygateError) {
         let socket = try ClientSocket(path: socketPath, timeout: 10)
         _ = try socket.greet(
             requestID: 1, accessGroups: accessGroups, clientName: clientName, answersPrompts: false, wait: 10,
             replyTimeout: 30)
-        try socket.send(.sshAgentConnection(accessGroups: accessGroups, reuseSeconds: reuseSeconds), requestID: 2, passing: connection)
+        try socket.send(
+            .sshAgentConnection(accessGroups: accessGroups, reuseSeconds: reuseSeconds), requestID: 2,
+            passing: connection)
         switch try ClientSocket.decode(try socket.receive(timeout: 30), path: socketPath) {
         case .done: return
         case let reply:

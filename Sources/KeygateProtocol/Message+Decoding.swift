@@ -64,7 +64,8 @@ extension Message {
             .sharedSecret, .decrypt, .plaintext:
             return try decodeKeyMessage(type, &r)
         case .sshAgentConnection:
-            return .sshAgentConnection(accessGroups: try r.strings("accessGroups"), reuseSeconds: try r.uint32("reuseSeconds"))
+            return .sshAgentConnection(
+                accessGroups: try r.strings("accessGroups"), reuseSeconds: try r.uint32("reuseSeconds"))
         case .error:
             return .error(
                 status: try r.int32("status"), message: try r.string("message"),

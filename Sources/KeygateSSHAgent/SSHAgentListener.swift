@@ -196,7 +196,9 @@ public enum SSHAgentConnection {
             }
             guard case .bytes(let got, let sender) = outcome else { return nil }
             guard sender == writer else {
-                log("bytes written by pid \(sender), not by the connection's caller pid \(writer): the connection was closed")
+                log(
+                    "bytes written by pid \(sender), not by the connection's caller pid \(writer): the connection was closed"
+                )
                 return nil
             }
             filled += got

@@ -139,8 +139,8 @@ public struct SSHAgentSession: Sendable {
         guard bindings.count < Self.maximumBindings else {
             throw KeygateError(.param, "more than \(Self.maximumBindings) bindings on one connection")
         }
-        let hostKey = try PublicKey(openSSHBlob: hostKeyBlob)
-        guard try SSHSignature(blob: signatureBlob).isValid(for: sessionID, by: hostKey) else {
+        let hostKey = try SSHHostKey(openSSHBlob: hostKeyBlob)
+        guard try hostKey.isValidSignature(signatureBlob, of: sessionID) else {
             throw KeygateError(.param, "the host key's signature of the session identifier does not verify")
         }
         bindings.append(

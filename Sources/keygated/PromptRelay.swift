@@ -137,7 +137,8 @@ final class PromptRelay: PassphraseSource {
     func passphrase(for prompt: PassphrasePrompt) -> Passphrase? {
         guard let channel, let requestID = openRequest(), readArrived(channel) else { return nil }
         let style: PromptStyle = prompt.echo ? .echoOn : .echoOff
-        guard channel.wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true) else {
+        guard channel.wire.prompt(.prompt(style: style, text: prompt.text), requestID: requestID, expectsAnswer: true)
+        else {
             state.withLock { $0.ended = true }
             return nil
         }

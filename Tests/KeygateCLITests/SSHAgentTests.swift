@@ -145,6 +145,24 @@ import Testing
         #expect(refused.status != 0, "ssh-keygen signed with a key granted to ssh only")
     }
 
+    /// A server whose only host key is RSA (signing the binding with rsa-sha2-512) or ECDSA on
+    /// P-384 or P-521 binds the connection too: the signature's record names that host key.
+    @Test(arguments: [["-t", "rsa", "-b", "3072"], ["-t", "ecdsa", "-b", "384"], ["-t", "ecdsa", "-b", "521"]])
+    func aServerWithAnRSAOrECDSAHostKeyIsNamedInTheRecord(_ hostKey: [String]) throws {
+        let world = try Self.world([["--type", "p256", "--label", "deploy"]])
+        let line = try world.run(["key", "public", "--label", "deploy"]).stdoutText
+        let sshd = try LoopbackSSHD(authorizedKeys: line, hostKey: hostKey)
+        defer { sshd.stop() }
+        let agent = try SSHAgentProcess(world, passphrases: nil)
+        defer { agent.stop() }
+        let login = try sshd.login(agent: agent.socket)
+        #expect(login.status == 0, "\(login.stderr)\n\(agent.logText)\n\(sshd.log)")
+        let type = hostKey[1] == "rsa" ? "ssh-rsa" : "ecdsa-sha2-nistp\(hostKey[3])"
+        let trail = try String(contentsOfFile: world.audit, encoding: .utf8)
+        #expect(trail.contains("destination: \(sshd.hostKeyFingerprint) (\(type))"), "\(trail)\n\(agent.logText)")
+        #expect(!agent.logText.contains("session-bind@openssh.com refused"), "\(agent.logText)")
+    }
+
     /// `git commit -S` with `gpg.format=ssh` signs through the agent, and git verifies it.
     @Test func gitCommitsAreSignedThroughTheAgent() throws {
         let world = try Self.world([["--type", "ed25519", "--label", "git"]])

@@ -100,11 +100,12 @@ final class LoopbackSSHD {
     let port: UInt16
     let hostKeyFingerprint: String
 
-    init(authorizedKeys: String) throws {
+    /// An sshd with one host key made by `ssh-keygen hostKey` (`-t ed25519` by default).
+    init(authorizedKeys: String, hostKey: [String] = ["-t", "ed25519"]) throws {
         try #require(geteuid() == 0, "sshd runs as root (CI runs the tests as root)")
         directory = try TemporaryDirectory()
         let path = directory.path
-        try Tool.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path + "/host"])
+        try Tool.run("/usr/bin/ssh-keygen", ["-q"] + hostKey + ["-N", "", "-f", path + "/host"])
         hostKeyFingerprint = String(
             try Tool.run("/usr/bin/ssh-keygen", ["-l", "-f", path + "/host.pub"]).stdout.split(separator: " ")[1])
         _ = try directory.file("authorized_keys", contents: authorizedKeys)

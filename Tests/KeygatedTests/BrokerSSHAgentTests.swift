@@ -42,7 +42,8 @@ import Testing
             "/usr/bin/setpriv",
             [
                 "--reuid=\(a)", "--regid=\(a)", "--clear-groups", CLIFixture.keygatePath, "--daemon",
-            ] + options + ["ssh-agent", "-a", socket], output: output, environment: cli.environment(a).merging(["PATH": "/usr/bin:/bin"]) { $1 })
+            ] + options + ["ssh-agent", "-a", socket], output: output,
+            environment: cli.environment(a).merging(["PATH": "/usr/bin:/bin"]) { $1 })
         let background = RelayFixture.Background(process: agent, outputPath: output)
         try #require(background.wait(for: "keygate ssh-agent: listening on"), "\(background.output)")
         return World(relay: relay, cli: cli, agent: background, socket: socket, home: home)
