@@ -114,7 +114,8 @@ let package = Package(
         .executableTarget(
             name: "keygated",
             dependencies: [
-                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CPeer", "CSystemd",
+                "KeygatePolicy", "KeygateStore", "Keygate", "KeygateLinux", "KeygateProtocol", "CKeygated", "CPeer",
+                "CSystemd",
                 "KeygateServing", "KeygateSSHAgent", "KeygateItems", "KeygateAudit",
                 "KeygatePAM", "CCommandLine",
             ]),
