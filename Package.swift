@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "KeygateStore", targets: ["KeygateStore"]),
         .library(name: "KeygateKeys", targets: ["KeygateKeys"]),
         .library(name: "KeygateSSHAgent", targets: ["KeygateSSHAgent"]),
+        .library(name: "KeygateDBus", targets: ["KeygateDBus"]),
         .library(name: "KeygateServing", targets: ["KeygateServing"]),
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateLinux", targets: ["KeygateLinux"]),
@@ -107,6 +108,8 @@ let package = Package(
         // connection threads, and waiting on async facade calls from them.
         .target(name: "KeygateServing", dependencies: ["CPeer"]),
         // The SSH agent protocol (RFC 9987) over the keeper's keys: messages, sessions, the socket.
+        // A bus connection that serves objects (sd-bus, opened at first use): the Secret Service frontend's.
+        .target(name: "KeygateDBus", dependencies: ["CSystemd"]),
         .target(
             name: "KeygateSSHAgent",
             dependencies: ["KeygatePolicy", "KeygateItems", "KeygateKeys", "KeygateProtocol", "KeygateServing"]),
@@ -143,6 +146,7 @@ let package = Package(
             ],
             path: "Benchmarks/Suite"),
 
+        .testTarget(name: "KeygateDBusTests", dependencies: ["KeygateDBus"]),
         .testTarget(name: "KeygatePolicyTests", dependencies: ["KeygatePolicy", "KeygateTesting"]),
         .testTarget(
             name: "KeygateAuditTests",

@@ -82,6 +82,7 @@ import Testing
                 // completed before it.
                 if [
                     "--audit", "--pam-service", "--pam-biometry-service", "--passphrase-fd", "--policies", "--daemon",
+                    "--reuse-seconds",
                 ].contains(option) {
                     continue
                 }
