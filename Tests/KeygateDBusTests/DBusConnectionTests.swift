@@ -40,49 +40,57 @@ import Testing
         return connection
     }
 
-    @Test func valuesCrossBothWaysUnchanged() throws {
+    /// A private bus with the test service on it.
+    static func served() throws -> (PrivateBus, DBusConnection) {
         let bus = try PrivateBus()
-        let connection = try Self.serve(on: bus)
+        return (bus, try serve(on: bus))
+    }
+
+    /// The start of every client: `bus` and `test`, the service's proxy.
+    static let client = """
+        import dbus, os
+        bus = dbus.SessionBus()
+        test = dbus.Interface(bus.get_object("org.keygate.Test", "/org/keygate/Test"), "org.keygate.Test")
+
+        """
+
+    @Test func valuesCrossBothWaysUnchanged() throws {
+        let (bus, connection) = try Self.served()
         defer { connection.stop() }
         let result = try bus.python(
-            #"""
-            import dbus
-            bus = dbus.SessionBus()
-            test = dbus.Interface(bus.get_object("org.keygate.Test", "/org/keygate/Test"), "org.keygate.Test")
-            secret = dbus.ByteArray(b"line one\nline\x00two\xff")
-            props = dbus.Dictionary({"Label": dbus.String("a label"), "Count": dbus.UInt32(7)}, signature="sv")
-            pair = dbus.Struct((dbus.ObjectPath("/a/b"), dbus.Array([], signature="y"), secret, "text/plain"))
-            out = test.Echo(secret, props, pair, dbus.Boolean(True), dbus.Int64(-5), dbus.Array([dbus.ObjectPath("/x")], signature="o"), byte_arrays=True)
-            assert bytes(out[0]) == b"line one\nline\x00two\xff", out[0]
-            assert dict(out[1]) == {"Label": "a label", "Count": 7}, out[1]
-            assert out[2][0] == "/a/b" and bytes(out[2][1]) == b"" and bytes(out[2][2]) == bytes(secret) and out[2][3] == "text/plain"
-            assert out[3] == True and out[4] == -5 and list(out[5]) == ["/x"]
-            print("round trip ok")
-            """#)
+            Self.client
+                + #"""
+                secret = dbus.ByteArray(b"line one\nline\x00two\xff")
+                props = dbus.Dictionary({"Label": dbus.String("a label"), "Count": dbus.UInt32(7)}, signature="sv")
+                pair = dbus.Struct((dbus.ObjectPath("/a/b"), dbus.Array([], signature="y"), secret, "text/plain"))
+                out = test.Echo(secret, props, pair, dbus.Boolean(True), dbus.Int64(-5), dbus.Array([dbus.ObjectPath("/x")], signature="o"), byte_arrays=True)
+                assert bytes(out[0]) == b"line one\nline\x00two\xff", out[0]
+                assert dict(out[1]) == {"Label": "a label", "Count": 7}, out[1]
+                assert out[2][0] == "/a/b" and bytes(out[2][1]) == b"" and bytes(out[2][2]) == bytes(secret) and out[2][3] == "text/plain"
+                assert out[3] == True and out[4] == -5 and list(out[5]) == ["/x"]
+                print("round trip ok")
+                """#)
         #expect(result.status == 0 && result.output.contains("round trip ok"), "\(result.output)")
     }
 
     @Test func anErrorReplyKeepsItsNameAndTheCallerIsTheBussView() throws {
-        let bus = try PrivateBus()
-        let connection = try Self.serve(on: bus)
+        let (bus, connection) = try Self.served()
         defer { connection.stop() }
         let result = try bus.python(
-            #"""
-            import dbus, os
-            bus = dbus.SessionBus()
-            test = dbus.Interface(bus.get_object("org.keygate.Test", "/org/keygate/Test"), "org.keygate.Test")
-            try:
-                test.Fail()
-                print("no error")
-            except dbus.exceptions.DBusException as error:
-                print("error", error.get_dbus_name(), error.get_dbus_message())
-            uid, pid, sender = test.WhoAmI()
-            print("me", uid == os.getuid(), pid == os.getpid(), sender == bus.get_unique_name())
-            try:
-                test.Nothing()
-            except dbus.exceptions.DBusException as error:
-                print("unknown", error.get_dbus_name())
-            """#)
+            Self.client
+                + #"""
+                try:
+                    test.Fail()
+                    print("no error")
+                except dbus.exceptions.DBusException as error:
+                    print("error", error.get_dbus_name(), error.get_dbus_message())
+                uid, pid, sender = test.WhoAmI()
+                print("me", uid == os.getuid(), pid == os.getpid(), sender == bus.get_unique_name())
+                try:
+                    test.Nothing()
+                except dbus.exceptions.DBusException as error:
+                    print("unknown", error.get_dbus_name())
+                """#)
         #expect(result.output.contains("error org.keygate.Test.Error.Refused refused as asked"), "\(result.output)")
         #expect(result.output.contains("me True True True"), "\(result.output)")
         #expect(result.output.contains("unknown org.freedesktop.DBus.Error.UnknownMethod"), "\(result.output)")
