@@ -36,12 +36,9 @@
     X(sd_bus_wait)                                                                                                   \
     /* The Secret Service frontend's server side, called from Swift through the table: */                            \
     X(sd_bus_add_fallback)                                                                                           \
-    X(sd_bus_add_match)                                                                                              \
     X(sd_bus_call)                                                                                                   \
     X(sd_bus_error_free)                                                                                             \
-    X(sd_bus_get_unique_name)                                                                                        \
     X(sd_bus_message_append_array)                                                                                   \
-    X(sd_bus_message_at_end)                                                                                         \
     X(sd_bus_message_close_container)                                                                                \
     X(sd_bus_message_get_interface)                                                                                  \
     X(sd_bus_message_get_member)                                                                                     \
@@ -50,11 +47,9 @@
     X(sd_bus_message_get_type)                                                                                       \
     X(sd_bus_message_new_method_error)                                                                               \
     X(sd_bus_message_new_method_return)                                                                              \
-    X(sd_bus_message_new_signal)                                                                                     \
     X(sd_bus_message_open_container)                                                                                 \
     X(sd_bus_message_peek_type)                                                                                      \
     X(sd_bus_message_read_array)                                                                                     \
-    X(sd_bus_message_skip)                                                                                           \
     X(sd_bus_request_name)                                                                                           \
     X(sd_bus_send)                                                                                                   \
     X(sd_bus_flush)                                                                                                  \

@@ -4,8 +4,7 @@ import Synchronization
 
 /// A connection to a message bus that serves objects: sd-bus (libsystemd, opened at first use),
 /// driven by one thread of its own (``run()``), since sd-bus connections are not shared between
-/// threads. Work from other threads (a prompt's outcome, a signal) is handed to that thread
-/// with ``perform(_:)``, which wakes it at once.
+/// threads; ``stop()`` from any thread wakes it at once.
 public final class DBusConnection: @unchecked Sendable {
     /// A method handler: runs on the connection's thread; its thrown ``DBusFailure`` is the
     /// error reply.
@@ -15,7 +14,6 @@ public final class DBusConnection: @unchecked Sendable {
     private let api: keygate_sd_bus_table
     /// A pipe that wakes the connection's thread: read end, write end.
     private let wake: (read: Int32, write: Int32)
-    private let work = Mutex<[@Sendable (DBusConnection) -> Void]>([])
     private let stopped = Atomic<Bool>(false)
     private var handlers: [Unmanaged<HandlerBox>] = []
 
@@ -42,7 +40,7 @@ public final class DBusConnection: @unchecked Sendable {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             _ = api.p_sd_bus_close_unref!(bus)
-            throw DBusFailure.failed("pipe2", errno: errno)
+            throw DBusFailure.failed("pipe", errno: errno)
         }
         self.api = api
         self.bus = bus
@@ -59,13 +57,6 @@ public final class DBusConnection: @unchecked Sendable {
         close(wake.read)
         close(wake.write)
         for box in handlers { box.release() }
-    }
-
-    /// The connection's unique name on the bus.
-    public var uniqueName: String {
-        var name: UnsafePointer<CChar>?
-        guard api.p_sd_bus_get_unique_name!(bus, &name) >= 0, let name else { return "" }
-        return String(cString: name)
     }
 
     /// Owns the well-known `name`, taking it from its owner when `replacing` and the owner
@@ -100,13 +91,6 @@ public final class DBusConnection: @unchecked Sendable {
         handlers.append(box)
     }
 
-    /// Runs `body` on the connection's thread, soon (at its next turn).
-    public func perform(_ body: @escaping @Sendable (DBusConnection) -> Void) {
-        work.withLock { $0.append(body) }
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)
-    }
-
     /// Ends ``run()`` at its next turn.
     public func stop() {
         stopped.store(true, ordering: .relaxed)
@@ -120,12 +104,7 @@ public final class DBusConnection: @unchecked Sendable {
         while !stopped.load(ordering: .relaxed) {
             let processed = api.p_sd_bus_process!(bus, nil)
             guard processed >= 0 else { throw DBusFailure.failed("the bus connection", errno: -processed) }
-            let jobs = work.withLock { jobs in
-                defer { jobs.removeAll() }
-                return jobs
-            }
-            for job in jobs { job(self) }
-            if processed > 0 || !jobs.isEmpty { continue }
+            if processed > 0 { continue }
             var pollers = [
                 pollfd(fd: api.p_sd_bus_get_fd!(bus), events: Int16(api.p_sd_bus_get_events!(bus)), revents: 0),
                 pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
@@ -146,19 +125,6 @@ public final class DBusConnection: @unchecked Sendable {
                 while read(wake.read, &drained, drained.count) > 0 {}
             }
         }
-    }
-
-    /// Emits the signal `interface.member` from `path` (on the connection's thread).
-    public func emitSignal(path: String, interface: String, member: String, _ values: [DBusValue])
-        throws(DBusFailure)
-    {
-        var message: OpaquePointer?
-        let made = api.p_sd_bus_message_new_signal!(bus, &message, path, interface, member)
-        guard made >= 0, let message else { throw DBusFailure.failed("making the signal \(member)", errno: -made) }
-        defer { _ = api.p_sd_bus_message_unref!(message) }
-        try SDBusMessage(pointer: message, api: api).append(values)
-        let sent = api.p_sd_bus_send!(bus, message, nil)
-        guard sent >= 0 else { throw DBusFailure.failed("sending the signal \(member)", errno: -sent) }
     }
 
     /// Calls `interface.member` on `path` of `destination` and waits (at most `timeout`

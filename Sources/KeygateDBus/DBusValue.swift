@@ -58,23 +58,6 @@ public indirect enum DBusValue: Sendable, Hashable {
         }
     }
 
-    /// `a{sv}` from `entries` (the properties dictionaries of the Secret Service).
-    public static func properties(_ entries: [(String, DBusValue)]) -> DBusValue {
-        .array(elementSignature: "{sv}", entries.map { .dictEntry(.string($0.0), .variant($0.1)) })
-    }
-
-    /// `a{ss}` from `pairs`, in key order.
-    public static func stringDictionary(_ pairs: [String: String]) -> DBusValue {
-        .array(
-            elementSignature: "{ss}",
-            pairs.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
-    }
-
-    /// `ao` of `paths`.
-    public static func objectPaths(_ paths: [String]) -> DBusValue {
-        .array(elementSignature: "o", paths.map { .objectPath($0) })
-    }
-
     // MARK: - Reading
 
     /// The string of a `s`, `o` or `g` value, else nil.
@@ -102,14 +85,6 @@ public indirect enum DBusValue: Sendable, Hashable {
         return entries
     }
 
-    /// The elements of an array, else nil.
-    public var elements: [DBusValue]? {
-        switch self {
-        case .array(_, let elements): elements
-        case .bytes(let bytes): bytes.map { .byte($0) }
-        default: nil
-        }
-    }
 }
 
 extension DBusValue: CustomStringConvertible {

@@ -54,13 +54,5 @@ public struct ECDSASignature: Hashable, Sendable {
     public var rawRepresentation: [UInt8] { r + s }
 
     /// The DER form.
-    public var derRepresentation: [UInt8] {
-        func integer(_ magnitude: [UInt8]) -> [UInt8] {
-            var body = Array(magnitude.drop { $0 == 0 })
-            if body.isEmpty || body[0] & 0x80 != 0 { body.insert(0, at: 0) }
-            return [0x02, UInt8(body.count)] + body
-        }
-        let content = integer(r) + integer(s)
-        return [0x30, UInt8(content.count)] + content
-    }
+    public var derRepresentation: [UInt8] { DER.sequence(DER.integer(r), DER.integer(s)) }
 }

@@ -50,8 +50,8 @@ public struct SSHHostKey: Sendable {
             kind = .ed25519(try PublicKey(openSSHBlob: blob))
             return
         case "ssh-rsa":
-            let exponent = try Self.magnitude(reader.bytes("the RSA exponent"), "the RSA exponent")
-            let modulus = try Self.magnitude(reader.bytes("the RSA modulus"), "the RSA modulus")
+            let exponent = try reader.mpint("the RSA exponent")
+            let modulus = try reader.mpint("the RSA modulus")
             let bits = modulus.count * 8 - (modulus.first.map { $0.leadingZeroBitCount } ?? 8)
             guard (1024...16384).contains(bits) else {
                 throw KeygateError(.param, "an RSA host key of \(bits) bits (1024 to 16384 are checked)")
@@ -84,18 +84,21 @@ public struct SSHHostKey: Sendable {
     /// - Throws: `errSecParam` for a malformed blob; `errSecUnimplemented` for a SHA-1
     ///   `ssh-rsa` signature.
     public func isValidSignature(_ signatureBlob: [UInt8], of message: [UInt8]) throws(KeygateError) -> Bool {
-        switch kind {
-        case .ed25519(let key):
+        if case .ed25519(let key) = kind {
             return try SSHSignature(blob: signatureBlob).isValid(for: message, by: key)
+        }
+        var reader = SSHWireReader(signatureBlob)
+        let name = try reader.string("the signature's type")
+        let body = try reader.bytes("the signature")
+        guard reader.isAtEnd else { throw KeygateError(.param, "bytes after the signature") }
+        switch kind {
+        case .ed25519:
+            return false
         case .ecdsa(let curve, let point):
-            var reader = SSHWireReader(signatureBlob)
-            let name = try reader.string("the signature's type")
-            let body = try reader.bytes("the signature")
-            guard reader.isAtEnd else { throw KeygateError(.param, "bytes after the signature") }
             guard name == openSSHType else { return false }
             var inner = SSHWireReader(body)
-            let r = try Self.magnitude(inner.bytes("the signature's r"), "the signature's r")
-            let s = try Self.magnitude(inner.bytes("the signature's s"), "the signature's s")
+            let r = try inner.mpint("the signature's r")
+            let s = try inner.mpint("the signature's s")
             guard inner.isAtEnd, r.count <= curve.coordinateSize, s.count <= curve.coordinateSize else {
                 throw KeygateError(.param, "an ECDSA signature's r and s are two mpints no longer than the curve")
             }
@@ -104,10 +107,6 @@ public struct SSHHostKey: Sendable {
                 DER.sequence(DER.integer(r), DER.integer(s)), of: message, digest: curve.digest,
                 subjectPublicKeyInfo: info)
         case .rsa(let info):
-            var reader = SSHWireReader(signatureBlob)
-            let name = try reader.string("the signature's type")
-            let body = try reader.bytes("the signature")
-            guard reader.isAtEnd else { throw KeygateError(.param, "bytes after the signature") }
             let digest: PublicKeyVerification.Digest
             switch name {
             case "rsa-sha2-256": digest = .sha256
@@ -117,12 +116,5 @@ public struct SSHHostKey: Sendable {
             }
             return PublicKeyVerification.verify(body, of: message, digest: digest, subjectPublicKeyInfo: info)
         }
-    }
-
-    /// An mpint's magnitude: positive, without leading zeros.
-    private static func magnitude(_ bytes: [UInt8], _ field: String) throws(KeygateError) -> [UInt8] {
-        guard let first = bytes.first else { return [] }
-        guard first & 0x80 == 0 else { throw KeygateError(.param, "\(field) is a negative mpint") }
-        return Array(bytes.drop { $0 == 0 })
     }
 }

@@ -27,8 +27,8 @@ public struct SSHSignature: Hashable, Sendable {
         switch name {
         case "ecdsa-sha2-nistp256":
             var inner = SSHWireReader(body)
-            let r = try Self.magnitude(inner.bytes("the signature's r"))
-            let s = try Self.magnitude(inner.bytes("the signature's s"))
+            let r = try inner.mpint("the signature's r")
+            let s = try inner.mpint("the signature's s")
             guard inner.isAtEnd, r.count <= 32, s.count <= 32 else {
                 throw KeygateError(.param, "an ECDSA signature's r and s are two mpints of at most 32 bytes")
             }
@@ -71,12 +71,6 @@ public struct SSHSignature: Hashable, Sendable {
         key.type == type && key.isValidSignature(keeperForm, for: message, algorithm: algorithm)
     }
 
-    /// An mpint's magnitude: positive, minimally encoded, without its sign byte.
-    private static func magnitude(_ bytes: [UInt8]) throws(KeygateError) -> [UInt8] {
-        guard let first = bytes.first else { return [] }
-        guard first & 0x80 == 0 else { throw KeygateError(.param, "a negative mpint in a signature") }
-        return Array(bytes.drop { $0 == 0 })
-    }
 }
 
 extension PublicKey {

@@ -88,6 +88,15 @@ public struct SSHWireReader: Sendable {
         return text
     }
 
+    /// The next mpint's magnitude (positive, leading zeros dropped), `field` naming it.
+    /// - Throws: `errSecParam` naming `field` when it is cut short or negative.
+    mutating func mpint(_ field: String) throws(KeygateError) -> [UInt8] {
+        let bytes = try self.bytes(field)
+        guard let first = bytes.first else { return [] }
+        guard first & 0x80 == 0 else { throw KeygateError(.param, "\(field) is a negative mpint") }
+        return Array(bytes.drop { $0 == 0 })
+    }
+
     private static func short(_ field: String) -> KeygateError {
         KeygateError(.param, "\(field): the message ends before it")
     }

@@ -179,15 +179,8 @@ final class Connection: Sendable {
                 requestID: requestID)
         }
         do throws(KeygateError) {
-            let reuse: ReuseWindow
-            do throws(KeygateError) {
-                reuse = try ReuseWindow(seconds: reuseSeconds)
-            } catch {
-                close(passed)
-                throw error
-            }
             try DaemonSSHAgent(keychains: keychains, configuration: configuration).takeOver(
-                passed, from: identity, accessGroups: groups, reuse: reuse)
+                passed, from: identity, accessGroups: groups, reuseSeconds: reuseSeconds)
             return wire.reply(.done, requestID: requestID)
         } catch {
             Log.line("uid \(identity.uid) pid \(identity.pid): SSH agent connection refused: \(error.message)")

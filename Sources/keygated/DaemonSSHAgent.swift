@@ -32,11 +32,12 @@ struct DaemonSSHAgent: Sendable {
     private static let connections = Mutex([UInt32: Int]())
 
     /// Takes over `socket` for the passer `passer`: checks who its peer is and serves it on a
-    /// thread of its own, a proof of the peer's terminal standing for `reuse`.
-    /// - Throws: `errSecParam` for a descriptor that is not a connected Unix stream socket,
+    /// thread of its own, a proof of the peer's terminal standing for `reuseSeconds`.
+    /// - Throws: `errSecParam` for a reuse window above 300 s or a descriptor that is not a
+    ///   connected Unix stream socket,
     ///   `errSecAuthFailed` for a peer of another uid, `errSecAllocate` past either limit; the
     ///   socket is then closed.
-    func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String], reuse: ReuseWindow)
+    func takeOver(_ socket: Int32, from passer: PeerIdentity, accessGroups: [String], reuseSeconds: UInt32)
         throws(KeygateError)
     {
         // Until the serving thread owns them, every way out closes what was opened.
@@ -50,6 +51,7 @@ struct DaemonSSHAgent: Sendable {
                 close(socket)
             }
         }
+        let reuse = try ReuseWindow(seconds: reuseSeconds)
         var type: Int32 = 0
         var domain: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
